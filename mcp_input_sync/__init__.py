@@ -1,0 +1,35 @@
+"""mcp_input_sync: a synchronous MCP client that answers servers' requests for input.
+
+Write one :class:`InputHandler` subclass with plain methods; the client does
+the threads, timeouts, cancellation and capability advertisement::
+
+    import mcp_input_sync as mis
+
+    class MyHandler(mis.InputHandler):
+        def handle_elicitation(self, params, ctx):
+            return {"action": "accept", "content": {"name": "Ada"}}
+
+    with mis.connect_stdio(["python", "server.py"], handler=MyHandler()) as client:
+        result = client.call_tool("greet")
+"""
+
+from __future__ import annotations
+
+from . import reflect
+from ._version import __version__
+from .client import Client, ClientState, Subscription, connect_stdio
+from .errors import ClientError, InputRefused
+from .handler import InputContext, InputHandler
+
+__all__ = [
+    "Client",
+    "ClientError",
+    "ClientState",
+    "InputContext",
+    "InputHandler",
+    "InputRefused",
+    "Subscription",
+    "__version__",
+    "connect_stdio",
+    "reflect",
+]

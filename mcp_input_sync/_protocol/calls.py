@@ -1,0 +1,69 @@
+"""A call's deadlines, with its ``timeout`` paused while tied input runs.
+
+``timeout`` counts only time spent waiting on the server: from the moment a
+tied server request is read until its answer is written, the call's clock is
+paused (overlapping tied requests pause it once: the union of their
+intervals). ``max_total_timeout`` counts everything. Times are passed in.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+#: Returned by CallClock.expired.
+TIMEOUT = "timeout"
+MAX_TOTAL = "max_total_timeout"
+
+
+class CallClock:
+    """Deadlines of one call (pure: the caller passes ``now``)."""
+
+    __slots__ = ("started", "timeout", "max_total", "_paused_since", "_paused_total", "_pauses")
+
+    def __init__(self, now: float, timeout: float, max_total: float) -> None:
+        self.started = now
+        self.timeout = timeout
+        self.max_total = max_total
+        self._paused_since = 0.0
+        self._paused_total = 0.0
+        self._pauses = 0
+
+    @property
+    def paused(self) -> bool:
+        return self._pauses > 0
+
+    def pause(self, now: float) -> None:
+        """A tied request was read."""
+        if self._pauses == 0:
+            self._paused_since = now
+        self._pauses += 1
+
+    def resume(self, now: float) -> None:
+        """A tied request was answered (or cancelled)."""
+        if self._pauses == 0:
+            return
+        self._pauses -= 1
+        if self._pauses == 0:
+            self._paused_total += max(0.0, now - self._paused_since)
+
+    def waited(self, now: float) -> float:
+        """Seconds spent waiting on the server so far (pauses excluded)."""
+        paused = self._paused_total
+        if self._pauses:
+            paused += max(0.0, now - self._paused_since)
+        return max(0.0, now - self.started - paused)
+
+    def expired(self, now: float) -> Optional[str]:
+        """TIMEOUT, MAX_TOTAL or None."""
+        if now - self.started >= self.max_total:
+            return MAX_TOTAL
+        if not self._pauses and self.waited(now) >= self.timeout:
+            return TIMEOUT
+        return None
+
+    def remaining(self, now: float) -> float:
+        """Seconds until the next deadline could fire (at least 0)."""
+        total_left = self.max_total - (now - self.started)
+        if self._pauses:
+            return max(0.0, total_left)
+        return max(0.0, min(total_left, self.timeout - self.waited(now)))

@@ -1,0 +1,106 @@
+"""JSON-RPC 2.0 framing: error codes, encoding, decoding and classification.
+
+Request ids are strings or integers; ``0`` and ``""`` are real ids, so code
+here never tests an id for truth. Encoding escapes every non-ASCII character,
+so no string (a lone surrogate, say) can make the writer fail.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Hashable, Optional, Union
+
+JsonDict = dict[str, Any]
+RequestId = Union[int, str]
+
+# Standard JSON-RPC codes.
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+# Implementation-defined server error range (JSON-RPC -32000..-32099): busy and
+# rate-limited answers of this client.
+SERVER_ERROR = -32000
+# MCP codes.
+URL_ELICITATION_REQUIRED = -32042
+HEADER_MISMATCH = -32020
+MISSING_CAPABILITY = -32021
+UNSUPPORTED_VERSION = -32022
+
+_ENCODER = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":"))
+_encode = _ENCODER.encode
+_decode = json.JSONDecoder().decode
+
+
+def encode(message: JsonDict) -> bytes:
+    """Encode one message as a newline-terminated ASCII line.
+
+    Raises:
+        TypeError, ValueError: the message holds something JSON cannot carry.
+    """
+    return (_encode(message) + "\n").encode("ascii")
+
+
+def decode(data: Union[bytes, str]) -> Any:
+    """Decode one message; raises ValueError on bad JSON or bad UTF-8."""
+    if isinstance(data, bytes):
+        data = data.decode("utf-8")
+    return _decode(data)
+
+
+def is_valid_id(value: Any) -> bool:
+    """True for the id types JSON-RPC allows on a request: str or int (not bool)."""
+    t = type(value)
+    return t is str or t is int
+
+
+def id_key(value: RequestId) -> Hashable:
+    """A dict key that keeps ``1`` and ``"1"`` apart."""
+    return (type(value) is str, value)
+
+
+def request(id: RequestId, method: str, params: Optional[JsonDict] = None) -> JsonDict:
+    msg: JsonDict = {"jsonrpc": "2.0", "id": id, "method": method}
+    if params is not None:
+        msg["params"] = params
+    return msg
+
+
+def notification(method: str, params: Optional[JsonDict] = None) -> JsonDict:
+    msg: JsonDict = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        msg["params"] = params
+    return msg
+
+
+def result(id: RequestId, value: JsonDict) -> JsonDict:
+    return {"jsonrpc": "2.0", "id": id, "result": value}
+
+
+def error(id: Optional[RequestId], code: int, message: str, data: Any = None) -> JsonDict:
+    err: JsonDict = {"code": code, "message": message}
+    if data is not None:
+        err["data"] = data
+    return {"jsonrpc": "2.0", "id": id, "error": err}
+
+
+# Message kinds returned by classify().
+REQUEST = "request"
+NOTIFICATION = "notification"
+RESPONSE = "response"
+INVALID = "invalid"
+
+
+def classify(message: Any) -> str:
+    """Say what a decoded message is: REQUEST, NOTIFICATION, RESPONSE or INVALID."""
+    if type(message) is not dict:
+        return INVALID
+    method = message.get("method")
+    if method is not None:
+        if type(method) is not str:
+            return INVALID
+        return REQUEST if "id" in message else NOTIFICATION
+    if "id" in message and ("result" in message or "error" in message):
+        return RESPONSE
+    return INVALID

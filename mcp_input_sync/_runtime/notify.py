@@ -1,0 +1,77 @@
+"""NotificationPump: one thread that runs notification jobs in arrival order.
+
+The queue is bounded: beyond ``capacity`` waiting jobs, :meth:`post` drops
+the new one and returns False (the caller counts it). A job that raises is
+logged and skipped; the pump keeps going.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import threading
+from typing import Any, Callable, Optional
+
+from . import RealBudget, start_thread
+
+log = logging.getLogger("mcp_input_sync")
+
+Job = Callable[..., None]
+
+DEFAULT_CAPACITY = 1000
+
+
+class NotificationPump:
+    def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
+        self.capacity = capacity
+        self._items: "collections.deque[Optional[tuple[Job, tuple[Any, ...]]]]" = collections.deque()
+        self._cv = threading.Condition(threading.Lock())
+        self._waiting = False
+        self._stopped = False
+        self._thread: Optional[threading.Thread] = None
+
+    def start(self) -> None:
+        self._thread = start_thread("notify", self._run)
+
+    def post(self, job: Job, *args: Any) -> bool:
+        """Queue ``job(*args)``; False (dropped) when full or stopped."""
+        with self._cv:
+            if self._stopped or len(self._items) >= self.capacity:
+                return False
+            self._items.append((job, args))
+            if self._waiting:
+                self._cv.notify()
+        return True
+
+    def _run(self) -> None:
+        items = self._items
+        cv = self._cv
+        while True:
+            with cv:
+                while not items:
+                    self._waiting = True
+                    cv.wait()
+                    self._waiting = False
+                item = items.popleft()
+            if item is None:
+                return
+            job, args = item
+            try:
+                job(*args)
+            except Exception:
+                log.exception("mcp_input_sync: notification callback %r failed", job)
+            del item, job, args
+
+    def stop(self, budget: RealBudget) -> None:
+        """Drop what is waiting, stop the thread and join it within ``budget``."""
+        with self._cv:
+            self._stopped = True
+            self._items.clear()
+            self._items.append(None)
+            self._cv.notify()
+        if self._thread is not None:
+            budget.join(self._thread, share=0.5)
+
+    @property
+    def thread(self) -> Optional[threading.Thread]:
+        return self._thread

@@ -1,0 +1,108 @@
+"""Watchdog: one thread that fires callbacks at deadlines of the library clock.
+
+Deadlines are library-clock times (:func:`mcp_input_sync._clock.monotonic`).
+The thread never blocks longer than ``MAX_WAIT`` real seconds while a
+deadline is pending, so a clock moved by freezegun's ``tick()`` is noticed
+promptly. Callbacks run on the watchdog thread and must be short.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import logging
+import threading
+from typing import Callable, Optional
+
+from .. import _clock
+from . import RealBudget, start_thread
+
+log = logging.getLogger("mcp_input_sync")
+
+
+class Timer:
+    """A scheduled callback; :meth:`cancel` stops it from firing."""
+
+    __slots__ = ("deadline", "fn", "cancelled")
+
+    def __init__(self, deadline: float, fn: Callable[[], None]) -> None:
+        self.deadline = deadline
+        self.fn: Optional[Callable[[], None]] = fn
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+        self.fn = None
+
+
+class Watchdog:
+    """Fires :class:`Timer` callbacks on one named thread."""
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, int, Timer]] = []
+        self._seq = itertools.count()
+        self._cv = threading.Condition(threading.Lock())
+        self._stopped = False
+        self._thread: Optional[threading.Thread] = None
+
+    def start(self) -> None:
+        self._thread = start_thread("watchdog", self._run)
+
+    def schedule(self, deadline: float, fn: Callable[[], None]) -> Timer:
+        """Call ``fn`` on the watchdog thread once the library clock reaches ``deadline``."""
+        timer = Timer(deadline, fn)
+        with self._cv:
+            heap = self._heap
+            earliest = not heap or deadline < heap[0][0]
+            heapq.heappush(heap, (deadline, next(self._seq), timer))
+            # Lazy deletion keeps cancel() O(1); rebuild when most entries are dead.
+            if len(heap) > 64 and len(heap) % 64 == 0:
+                live = [e for e in heap if not e[2].cancelled]
+                if len(live) * 2 < len(heap):
+                    heapq.heapify(live)
+                    self._heap = live
+            if earliest:
+                self._cv.notify()
+        return timer
+
+    def _run(self) -> None:
+        cv = self._cv
+        while True:
+            due: list[Timer] = []
+            with cv:
+                if self._stopped:
+                    return
+                heap = self._heap
+                while heap and heap[0][2].cancelled:
+                    heapq.heappop(heap)
+                if not heap:
+                    cv.wait()
+                    continue
+                now = _clock.monotonic()
+                while heap and (heap[0][2].cancelled or heap[0][0] <= now):
+                    timer = heapq.heappop(heap)[2]
+                    if not timer.cancelled:
+                        due.append(timer)
+                if not due:
+                    cv.wait(min(heap[0][0] - now, _clock.MAX_WAIT))
+                    continue
+            for timer in due:
+                fn = timer.fn
+                timer.cancel()
+                if fn is not None:
+                    try:
+                        fn()
+                    except Exception:
+                        log.exception("mcp_input_sync: watchdog callback failed")
+
+    def stop(self, budget: RealBudget) -> None:
+        with self._cv:
+            self._stopped = True
+            self._heap.clear()
+            self._cv.notify()
+        if self._thread is not None:
+            budget.join(self._thread, share=0.5)
+
+    @property
+    def thread(self) -> Optional[threading.Thread]:
+        return self._thread

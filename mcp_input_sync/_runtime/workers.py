@@ -1,0 +1,98 @@
+"""HandlerPool: named daemon workers behind a bounded semaphore.
+
+It has the submit/shutdown shape of ``concurrent.futures.ThreadPoolExecutor``
+but its workers are daemon threads, so a callback that never returns cannot
+keep the interpreter from exiting (behaviour.md section 11). A slot is taken
+with :meth:`try_acquire` (never blocking: the caller refuses at once when
+none is free) and released only when the job's thread really returns.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from typing import Callable, Optional
+
+from . import RealBudget, start_thread
+
+log = logging.getLogger("mcp_input_sync")
+
+Job = Callable[[], None]
+
+
+class HandlerPool:
+    """At most ``size`` jobs at once, each on a daemon worker thread."""
+
+    def __init__(self, size: int, role: str = "worker") -> None:
+        self.size = size
+        self._role = role
+        self._slots = threading.BoundedSemaphore(size)
+        self._jobs: "queue.SimpleQueue[Optional[tuple[Job, str]]]" = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._threads: list[threading.Thread] = []
+        self._idle = 0
+        self._running: dict[threading.Thread, str] = {}
+        self._shutdown = False
+
+    def try_acquire(self) -> bool:
+        """Take a slot without blocking; False when all ``size`` are held."""
+        return self._slots.acquire(blocking=False)
+
+    def release(self) -> None:
+        """Give back a slot taken with :meth:`try_acquire` but not submitted."""
+        self._slots.release()
+
+    def submit(self, job: Job, label: str) -> None:
+        """Run ``job`` on a worker; the caller must hold a slot, released when ``job`` returns."""
+        with self._lock:
+            if self._shutdown:
+                self._slots.release()
+                raise RuntimeError("pool is shut down")
+            if self._idle == 0 and len(self._threads) < self.size:
+                self._threads.append(start_thread(self._role, self._work))
+            else:
+                self._idle -= 1
+        self._jobs.put((job, label))
+
+    def _work(self) -> None:
+        me = threading.current_thread()
+        while True:
+            item = self._jobs.get()
+            if item is None:
+                return
+            job, label = item
+            self._running[me] = label
+            try:
+                job()
+            except BaseException:  # a job must never kill its worker
+                log.exception("mcp_input_sync: worker job %s failed", label)
+            finally:
+                self._running.pop(me, None)
+                del item, job
+                with self._lock:
+                    self._idle += 1
+                self._slots.release()
+
+    def shutdown(self, budget: RealBudget) -> list[str]:
+        """Stop idle workers and wait for busy ones within ``budget``.
+
+        Returns:
+            The labels of jobs still running when the budget ran out (stuck
+            callbacks). Their daemon threads are abandoned.
+        """
+        with self._lock:
+            self._shutdown = True
+            threads = list(self._threads)
+        for _ in threads:
+            self._jobs.put(None)
+        stuck: list[str] = []
+        for thread in threads:
+            if not budget.join(thread, share=0.5) and thread is not threading.current_thread():
+                label = self._running.get(thread)
+                if label is not None:
+                    stuck.append(label)
+        return stuck
+
+    def alive(self) -> list[threading.Thread]:
+        return [t for t in self._threads if t.is_alive()]

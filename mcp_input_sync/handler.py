@@ -1,0 +1,174 @@
+"""What the host writes: an :class:`InputHandler` subclass with plain methods.
+
+The client advertises only the capabilities whose methods the subclass
+overrides (behaviour.md section 3): ``handle_sampling`` gives ``sampling``,
+``handle_elicitation`` gives ``elicitation`` (with the modes of
+:meth:`InputHandler.elicitation_modes`), ``list_roots`` gives ``roots``.
+Every callback receives an :class:`InputContext`; callbacks block as long as
+they like and watch ``ctx.cancelled`` to stop early.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, ClassVar, Mapping, Optional, Sequence
+
+__all__ = ["CancelToken", "InputContext", "InputHandler"]
+
+
+class CancelToken:
+    """A one-way cancellation flag shared by the library and one callback."""
+
+    __slots__ = ("_event", "reason")
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        #: Why the token was set ("timeout", "cancelled", "closed", ...), or None.
+        self.reason: Optional[str] = None
+
+    def cancel(self, reason: str) -> None:
+        """Set the token (idempotent: the first reason is kept)."""
+        if self.reason is None:
+            self.reason = reason
+        self._event.set()
+
+    @property
+    def is_set(self) -> bool:
+        """True once :meth:`cancel` has been called."""
+        return self._event.is_set()
+
+    def wait(self, timeout: Optional[float] = None) -> bool:
+        """Block up to ``timeout`` real seconds (forever when None); True when set."""
+        return self._event.wait(timeout)
+
+
+_UNSET_TOKEN = CancelToken()
+
+
+class InputContext:
+    """What a callback knows about the request it is answering (behaviour.md section 9).
+
+    Attributes that do not apply to a request are ``None``.
+    """
+
+    __slots__ = (
+        "client",
+        "server_id",
+        "era",
+        "assigns",
+        "related_request_id",
+        "mode",
+        "url",
+        "host",
+        "idn",
+        "origin_mismatch",
+        "fields",
+        "_token",
+    )
+
+    def __init__(
+        self,
+        *,
+        client: str,
+        server_id: str,
+        era: Optional[str],
+        assigns: Optional[Mapping[str, Any]] = None,
+        related_request_id: Any = None,
+        mode: Optional[str] = None,
+        url: Optional[str] = None,
+        host: Optional[str] = None,
+        idn: Optional[bool] = None,
+        origin_mismatch: Optional[bool] = None,
+        fields: Optional[Mapping[str, Any]] = None,
+        token: Optional[CancelToken] = None,
+    ) -> None:
+        #: The client's ``name`` option.
+        self.client = client
+        #: The ``server_id`` option: which server is asking.
+        self.server_id = server_id
+        #: ``"legacy"`` or ``"modern"``.
+        self.era = era
+        #: The call's ``assigns`` for tied input, else the client's.
+        self.assigns = assigns
+        #: The id of the client call this input is tied to, or None.
+        self.related_request_id = related_request_id
+        #: ``"form"`` or ``"url"`` for elicitation, else None.
+        self.mode = mode
+        #: URL elicitation: the URL as sent.
+        self.url = url
+        #: URL elicitation: the lowercase A-label host.
+        self.host = host
+        #: URL elicitation: True when the host is internationalised.
+        self.idn = idn
+        #: URL elicitation: True unless the URL's origin is the server's.
+        self.origin_mismatch = origin_mismatch
+        #: Form elicitation: per-field facts, e.g. ``{"pin": {"sensitive_suspected": True}}``.
+        self.fields = fields
+        self._token = token if token is not None else _UNSET_TOKEN
+
+    @property
+    def cancelled(self) -> bool:
+        """True once the library no longer wants this callback's answer."""
+        return self._token.is_set
+
+    def wait_cancelled(self, timeout: Optional[float] = None) -> bool:
+        """Block up to ``timeout`` real seconds (forever when None) for cancellation.
+
+        Returns:
+            True when the request was cancelled, False when the wait timed out.
+        """
+        return self._token.wait(timeout)
+
+    def __repr__(self) -> str:
+        return (
+            f"InputContext(client={self.client!r}, server_id={self.server_id!r}, era={self.era!r}, "
+            f"related_request_id={self.related_request_id!r}, mode={self.mode!r})"
+        )
+
+
+class InputHandler:
+    """Base class for the host's answers to a server's requests for input.
+
+    Override only what the host supports; the client advertises exactly the
+    overridden methods. Methods run on library threads and may block.
+    """
+
+    #: True: advertise ``sampling.tools`` (the handler can run tool loops).
+    sampling_tools: ClassVar[bool] = False
+    #: Modern-era rounds: how many input callbacks may run at once (1 to 16).
+    input_parallelism: ClassVar[int] = 1
+
+    def handle_sampling(self, params: dict[str, Any], ctx: InputContext) -> dict[str, Any]:
+        """Answer ``sampling/createMessage`` with a ``CreateMessageResult`` dict.
+
+        This method is the approval point: the library adds no approval step.
+        """
+        raise NotImplementedError
+
+    def handle_elicitation(self, params: dict[str, Any], ctx: InputContext) -> dict[str, Any]:
+        """Answer ``elicitation/create`` with an ``ElicitResult`` dict.
+
+        A user who declines is a result: ``{"action": "decline"}``.
+        """
+        raise NotImplementedError
+
+    def elicitation_modes(self) -> Sequence[str]:
+        """The elicitation modes this handler supports: ``"form"`` and/or ``"url"``."""
+        return ("form",)
+
+    def list_roots(self, ctx: InputContext) -> dict[str, Any]:
+        """Answer ``roots/list`` with a ``ListRootsResult`` dict (``{"roots": [...]}``)."""
+        raise NotImplementedError
+
+    def handle_notification(self, method: str, params: dict[str, Any], ctx: InputContext) -> None:
+        """Receive a server notification (on the notification thread, in order)."""
+
+    def handle_log(self, entry: dict[str, Any], ctx: InputContext) -> None:
+        """Receive a server log entry (``notifications/message`` params, sanitised)."""
+
+
+def overrides(handler: Optional[InputHandler], name: str) -> bool:
+    """True when ``handler``'s class overrides the base method ``name``."""
+    if handler is None:
+        return False
+    return getattr(type(handler), name, None) is not getattr(InputHandler, name)

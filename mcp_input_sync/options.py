@@ -1,0 +1,183 @@
+"""Client options: names, defaults and validation (behaviour.md section 2).
+
+Unknown option names, and unknown keys of the dict-valued options, raise
+``TypeError`` when the client is built; values of the wrong type or range
+raise ``TypeError`` or ``ValueError``. ``timeout=None`` is refused: every
+wait has a bound.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Mapping, Optional
+
+from .handler import InputHandler
+
+#: Seconds each kind of callback may run before the server gets -32603.
+DEFAULT_HANDLER_TIMEOUT: Mapping[str, float] = MappingProxyType(
+    {"elicitation": 300.0, "sampling": 60.0, "roots": 60.0}
+)
+#: Defaults of the ``sampling`` option's keys.
+DEFAULT_SAMPLING: Mapping[str, Any] = MappingProxyType(
+    {"max_tokens": 4096, "context": False, "allow_idle": False, "max_tool_iterations": 5, "rejection_code": -1}
+)
+#: Defaults of the ``elicitation`` option's keys.
+DEFAULT_ELICITATION: Mapping[str, Any] = MappingProxyType({"origin": None})
+#: RFC 5424 levels, as MCP names them.
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+PROTOCOL_CHOICES = ("auto", "legacy", "modern")
+
+_NAMES = frozenset(
+    {
+        "handler",
+        "name",
+        "server_id",
+        "assigns",
+        "protocol",
+        "discover_timeout",
+        "timeout",
+        "max_total_timeout",
+        "max_server_requests",
+        "handler_timeout",
+        "input_rate_limit",
+        "log_rate_limit",
+        "sampling",
+        "elicitation",
+        "max_rounds",
+        "log_level",
+        "tasks",
+    }
+)
+
+
+def seconds(name: str, value: Any) -> float:
+    """Validate a positive, finite duration in seconds."""
+    if value is None:
+        raise TypeError(f"{name}=None is not allowed: every wait needs a bound")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number of seconds, not {type(value).__name__}")
+    if not value > 0 or math.isinf(value) or math.isnan(value):
+        raise ValueError(f"{name} must be a positive finite number of seconds")
+    return float(value)
+
+
+def _int(name: str, value: Any, low: int, high: Optional[int] = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int")
+    if value < low or (high is not None and value > high):
+        raise ValueError(f"{name} must be between {low} and {high}" if high else f"{name} must be >= {low}")
+    return value
+
+
+def _rate(name: str, value: Any) -> tuple[float, int]:
+    if not isinstance(value, (tuple, list)) or len(value) != 2:
+        raise TypeError(f"{name} must be a (rate_per_second, burst) pair")
+    rate, burst = value
+    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not rate > 0:
+        raise ValueError(f"{name} rate must be a positive number (float('inf') disables it)")
+    return float(rate), _int(f"{name} burst", burst, 1)
+
+
+def _keys(name: str, value: Any, defaults: Mapping[str, Any]) -> dict[str, Any]:
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{name} must be a dict")
+    unknown = set(value) - set(defaults)
+    if unknown:
+        raise TypeError(f"unknown {name} keys: {sorted(unknown)}")
+    merged = dict(defaults)
+    merged.update(value)
+    return merged
+
+
+@dataclass(frozen=True)
+class Options:
+    """The validated options of one client."""
+
+    handler: Optional[InputHandler] = None
+    name: str = "mcp_input_sync"
+    server_id: Optional[str] = None
+    assigns: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    protocol: str = "auto"
+    discover_timeout: float = 5.0
+    timeout: float = 60.0
+    max_total_timeout: float = 600.0
+    max_server_requests: int = 8
+    handler_timeout: Mapping[str, float] = field(default_factory=lambda: DEFAULT_HANDLER_TIMEOUT)
+    input_rate_limit: tuple[float, int] = (10.0, 20)
+    log_rate_limit: tuple[float, int] = (50.0, 100)
+    sampling: Mapping[str, Any] = field(default_factory=lambda: DEFAULT_SAMPLING)
+    elicitation: Mapping[str, Any] = field(default_factory=lambda: DEFAULT_ELICITATION)
+    max_rounds: int = 10
+    log_level: str = "info"
+    tasks: bool = False
+
+    @classmethod
+    def parse(cls, options: Mapping[str, Any]) -> "Options":
+        """Validate keyword options into an :class:`Options`."""
+        unknown = set(options) - _NAMES
+        if unknown:
+            raise TypeError(f"unknown client options: {sorted(unknown)}")
+        o = dict(options)
+        handler = o.get("handler")
+        if handler is not None and not isinstance(handler, InputHandler):
+            raise TypeError("handler must be an InputHandler instance or None")
+        if handler is not None:
+            par = type(handler).input_parallelism
+            _int("input_parallelism", par, 1, 16)
+        for key in ("name", "server_id"):
+            if key in o and o[key] is not None and not isinstance(o[key], str):
+                raise TypeError(f"{key} must be a str")
+        if "assigns" in o and not isinstance(o["assigns"], Mapping):
+            raise TypeError("assigns must be a mapping")
+        protocol = o.get("protocol", "auto")
+        if not isinstance(protocol, str):
+            raise TypeError("protocol must be a str")
+        if protocol not in PROTOCOL_CHOICES and not _is_version(protocol):
+            raise ValueError(f"protocol must be one of {PROTOCOL_CHOICES} or a version such as '2025-11-25'")
+        for key in ("discover_timeout", "timeout", "max_total_timeout"):
+            if key in o:
+                o[key] = seconds(key, o[key])
+        if "max_server_requests" in o:
+            _int("max_server_requests", o["max_server_requests"], 1)
+        if "max_rounds" in o:
+            _int("max_rounds", o["max_rounds"], 1)
+        if "handler_timeout" in o:
+            ht = o["handler_timeout"]
+            if isinstance(ht, Mapping):
+                merged = _keys("handler_timeout", ht, DEFAULT_HANDLER_TIMEOUT)
+            else:
+                merged = {k: ht for k in DEFAULT_HANDLER_TIMEOUT}
+            o["handler_timeout"] = MappingProxyType(
+                {k: seconds(f"handler_timeout[{k!r}]", v) for k, v in merged.items()}
+            )
+        for key in ("input_rate_limit", "log_rate_limit"):
+            if key in o:
+                o[key] = _rate(key, o[key])
+        if "sampling" in o:
+            s = _keys("sampling", o["sampling"], DEFAULT_SAMPLING)
+            _int("sampling['max_tokens']", s["max_tokens"], 1)
+            _int("sampling['max_tool_iterations']", s["max_tool_iterations"], 0)
+            _int("sampling['rejection_code']", s["rejection_code"], -(2**31))
+            for flag in ("context", "allow_idle"):
+                if not isinstance(s[flag], bool):
+                    raise TypeError(f"sampling[{flag!r}] must be a bool")
+            o["sampling"] = MappingProxyType(s)
+        if "elicitation" in o:
+            e = _keys("elicitation", o["elicitation"], DEFAULT_ELICITATION)
+            if e["origin"] is not None and not isinstance(e["origin"], str):
+                raise TypeError("elicitation['origin'] must be a str or None")
+            o["elicitation"] = MappingProxyType(e)
+        if "log_level" in o and o["log_level"] not in LOG_LEVELS:
+            raise ValueError(f"log_level must be one of {LOG_LEVELS}")
+        if "tasks" in o and not isinstance(o["tasks"], bool):
+            raise TypeError("tasks must be a bool")
+        if "assigns" in o:
+            o["assigns"] = MappingProxyType(dict(o["assigns"]))
+        return cls(**o)
+
+
+def _is_version(value: str) -> bool:
+    parts = value.split("-")
+    return len(parts) == 3 and all(p.isdigit() for p in parts) and len(parts[0]) == 4

@@ -1,0 +1,37 @@
+"""The transport contract."""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+from typing_extensions import Protocol
+
+#: Called on the transport's reader thread with one raw message (a line, no newline needed).
+OnMessage = Callable[[bytes], None]
+#: Called once when the connection ends; the argument says why (None: clean EOF).
+OnClose = Callable[[Optional[BaseException]], None]
+
+
+class TransportClosed(ConnectionError):
+    """The transport cannot send: it is closed or broken."""
+
+
+class Transport(Protocol):
+    """What the client needs from a transport.
+
+    ``start`` opens the connection and starts the threads that read it; each
+    inbound message goes to ``on_message`` on one reader thread, in order;
+    ``on_close`` runs once when the connection ends for any reason other than
+    :meth:`close`. ``send`` is thread-safe and raises :class:`TransportClosed`
+    when it cannot write. ``close`` ends the connection within ``timeout``
+    real seconds and joins the transport's threads.
+    """
+
+    #: The ``server_id`` used when the client's option leaves it unset.
+    default_server_id: str
+
+    def start(self, on_message: OnMessage, on_close: OnClose) -> None: ...
+
+    def send(self, data: bytes) -> None: ...
+
+    def close(self, timeout: float) -> None: ...

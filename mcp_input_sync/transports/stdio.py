@@ -1,0 +1,149 @@
+"""stdio transport: the server is a child process speaking newline-delimited JSON.
+
+One reader thread reads the server's stdout line by line; a second drains its
+stderr into Python logging (sanitised), so a chatty server never blocks on a
+full pipe. ``close`` closes the server's stdin, waits, then escalates to
+SIGTERM and SIGKILL, all within its ``timeout`` of real time (counted waits,
+never ``Popen.wait(timeout=...)``, which a frozen clock would stall).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import threading
+from typing import IO, Mapping, Optional, Sequence
+
+from .. import reflect
+from .._runtime import RealBudget, start_thread
+from .base import OnClose, OnMessage, TransportClosed
+
+
+class StdioTransport:
+    """Runs ``command`` (an argv list) and talks to it over its stdin and stdout."""
+
+    def __init__(
+        self,
+        command: Sequence[str],
+        *,
+        env: Optional[Mapping[str, str]] = None,
+        cwd: Optional[str] = None,
+    ) -> None:
+        if isinstance(command, (str, bytes)) or not command:
+            raise TypeError("command must be a non-empty argv list, e.g. ['python', 'server.py']")
+        self.command = [str(part) for part in command]
+        self.env = dict(env) if env is not None else None
+        self.cwd = cwd
+        self.default_server_id = os.path.basename(self.command[0]) or self.command[0]
+        self.process: Optional["subprocess.Popen[bytes]"] = None
+        self._stdin: Optional[IO[bytes]] = None
+        self._write_lock = threading.Lock()
+        self._closing = False
+        self._threads: list[threading.Thread] = []
+        self._stderr_log = logging.getLogger(f"mcp_input_sync.server.{self.default_server_id}")
+
+    def set_server_id(self, server_id: str) -> None:
+        """Name the logger that receives the server's stderr."""
+        self._stderr_log = logging.getLogger(f"mcp_input_sync.server.{server_id}")
+
+    def start(self, on_message: OnMessage, on_close: OnClose) -> None:
+        env = None
+        if self.env is not None:
+            env = dict(os.environ)
+            env.update(self.env)
+        try:
+            proc = subprocess.Popen(
+                self.command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=env,
+                cwd=self.cwd,
+                start_new_session=True,  # Ctrl-C in the host does not kill the server first
+            )
+        except OSError as exc:
+            raise TransportClosed(f"cannot start {self.command[0]!r}: {exc}") from exc
+        self.process = proc
+        self._stdin = proc.stdin
+        stdout = proc.stdout
+        stderr = proc.stderr
+        assert stdout is not None and stderr is not None
+
+        def read_stdout() -> None:
+            error: Optional[BaseException] = None
+            try:
+                readline = stdout.readline
+                while True:
+                    line = readline()
+                    if not line:
+                        break
+                    if line.strip():
+                        on_message(line)
+            except (OSError, ValueError) as exc:  # ValueError: read on a closed file
+                error = exc
+            if not self._closing:
+                on_close(error)
+
+        def read_stderr() -> None:
+            log = self._stderr_log
+            try:
+                for raw in iter(stderr.readline, b""):
+                    text = reflect.text(raw.decode("utf-8", "replace").rstrip("\r\n"), 4096)
+                    if text:
+                        log.info("%s", text)
+            except (OSError, ValueError):
+                pass
+
+        self._threads = [start_thread("reader", read_stdout), start_thread("stderr", read_stderr)]
+
+    def send(self, data: bytes) -> None:
+        stdin = self._stdin
+        if stdin is None or self._closing:
+            raise TransportClosed("stdio transport is closed")
+        try:
+            with self._write_lock:
+                stdin.write(data)
+                stdin.flush()
+        except (OSError, ValueError) as exc:
+            raise TransportClosed(f"cannot write to the server: {exc}") from exc
+
+    def close(self, timeout: float) -> None:
+        """Close stdin, wait, terminate, wait, kill: bounded by ``timeout`` real seconds."""
+        if self._closing:
+            return
+        self._closing = True
+        budget = RealBudget(timeout)
+        proc = self.process
+        if proc is not None:
+            with self._write_lock:
+                try:
+                    if self._stdin is not None:
+                        self._stdin.close()
+                except OSError:
+                    pass
+
+            def exited() -> bool:
+                return proc.poll() is not None
+
+            if not budget.wait_until(exited, budget.left * 0.5):
+                try:
+                    proc.terminate()
+                except OSError:
+                    pass
+                if not budget.wait_until(exited, budget.left * 0.5):
+                    try:
+                        proc.kill()
+                    except OSError:
+                        pass
+                    budget.wait_until(exited, budget.left * 0.5)
+        if proc is None:
+            return
+        # A reader still blocked in readline holds its stream's lock: close only
+        # the streams whose reader has ended (a grandchild may hold the pipe open).
+        for thread, stream in zip(self._threads, (proc.stdout, proc.stderr)):
+            if budget.join(thread, share=0.5) and stream is not None:
+                try:
+                    stream.close()
+                except OSError:
+                    pass

@@ -1,0 +1,37 @@
+"""Shared fixtures: no library thread may outlive its test."""
+
+from __future__ import annotations
+
+import threading
+from typing import Iterator
+
+import pytest
+
+from .fakeserver import FakeServer
+
+
+def library_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("mcp-input-sync-") and t.is_alive()]
+
+
+@pytest.fixture(autouse=True)
+def no_leaked_threads() -> Iterator[None]:
+    """Fail a test that leaves a library thread running (bounded grace of 3 s)."""
+    before = set(library_threads())
+    yield
+    pause = threading.Event()
+    for _ in range(150):
+        leaked = [t for t in library_threads() if t not in before]
+        if not leaked:
+            return
+        pause.wait(0.02)
+    pytest.fail(f"library threads left running: {[t.name for t in leaked]}")
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeServer]:
+    """A fake legacy server; its schema errors fail the test."""
+    server = FakeServer()
+    yield server
+    server.close()
+    assert server.schema_errors == []

@@ -1,0 +1,271 @@
+"""A scripted legacy-era MCP server over the in-memory transport, for fast tests.
+
+The server runs on its own thread (named ``fake-server-<n>``, not a library
+thread). Tools are plain functions ``tool(ctx) -> result dict`` run on a
+thread per call, so they may send requests to the client and wait for the
+answers with :meth:`ToolContext.request`. Every message the client sends is
+recorded and validated against the official JSON schema of the negotiated
+version (when ../shared/spec is present); failures are collected in
+``schema_errors``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import queue
+import threading
+from typing import Any, Callable, Optional
+
+from mcp_input_sync.transports import MemoryPeer, memory_pair, MemoryTransport
+
+from . import wire_schema
+
+JsonDict = dict[str, Any]
+Tool = Callable[["ToolContext"], JsonDict]
+
+_names = itertools.count(1)
+
+
+def text_result(text: str) -> JsonDict:
+    return {"content": [{"type": "text", "text": text}], "isError": False}
+
+
+class ToolContext:
+    """What a fake tool sees: its params and a way to ask the client."""
+
+    def __init__(self, server: "FakeServer", request_id: Any, params: JsonDict) -> None:
+        self.server = server
+        self.request_id = request_id
+        self.params = params
+        self.arguments: JsonDict = params.get("arguments") or {}
+        self.cancelled = threading.Event()
+
+    def request(self, method: str, params: Optional[JsonDict] = None, timeout: float = 5.0) -> JsonDict:
+        return self.server.request(method, params, timeout=timeout)
+
+    def notify(self, method: str, params: Optional[JsonDict] = None) -> None:
+        self.server.notify(method, params)
+
+    @property
+    def progress_token(self) -> Any:
+        return (self.params.get("_meta") or {}).get("progressToken")
+
+
+class FakeServer:
+    """A legacy-era server on the far end of a memory pair."""
+
+    def __init__(
+        self,
+        *,
+        version: Optional[str] = None,
+        capabilities: Optional[JsonDict] = None,
+        tools: Optional[dict[str, Tool]] = None,
+        answer_initialize: bool = True,
+    ) -> None:
+        self.transport: MemoryTransport
+        self.peer: MemoryPeer
+        self.transport, self.peer = memory_pair()
+        self.version = version
+        self.capabilities = capabilities if capabilities is not None else {"tools": {}, "logging": {}}
+        self.tools: dict[str, Tool] = dict(tools or {})
+        self.answer_initialize = answer_initialize
+        self.negotiated: Optional[str] = None
+        self.received: list[JsonDict] = []
+        self.schema_errors: list[str] = []
+        self._ids = itertools.count(1000)
+        self._waiters: dict[Any, "queue.SimpleQueue[JsonDict]"] = {}
+        self._asked: dict[Any, str] = {}
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
+        self._calls: dict[Any, ToolContext] = {}
+        self._threads: list[threading.Thread] = []
+        self.log_level: Optional[str] = None
+        self._thread = threading.Thread(target=self._run, name=f"fake-server-{next(_names)}", daemon=True)
+        self._thread.start()
+
+    # -- server -> client ----------------------------------------------------
+
+    def send(self, message: JsonDict) -> None:
+        self.peer.send(message)
+
+    def request(self, method: str, params: Optional[JsonDict] = None, *, timeout: float = 5.0, id: Any = None) -> JsonDict:
+        """Send a request and wait (bounded) for the client's response message."""
+        request_id = next(self._ids) if id is None else id
+        box: "queue.SimpleQueue[JsonDict]" = queue.SimpleQueue()
+        with self._lock:
+            self._waiters[_key(request_id)] = box
+            self._asked[_key(request_id)] = method
+        msg: JsonDict = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            msg["params"] = params
+        self.peer.send(msg)
+        try:
+            return box.get(timeout=timeout)
+        except queue.Empty:
+            raise TimeoutError(f"no answer to {method} {request_id!r} within {timeout} s") from None
+        finally:
+            with self._lock:
+                self._waiters.pop(_key(request_id), None)
+
+    def send_request(self, request_id: Any, method: str, params: Optional[JsonDict] = None) -> None:
+        """Send a request without waiting; its answer lands in ``received``."""
+        with self._lock:
+            self._asked[_key(request_id)] = method
+        msg: JsonDict = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            msg["params"] = params
+        self.peer.send(msg)
+
+    def notify(self, method: str, params: Optional[JsonDict] = None) -> None:
+        msg: JsonDict = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            msg["params"] = params
+        self.peer.send(msg)
+
+    def close(self) -> None:
+        """Hang up (the client sees EOF)."""
+        self.peer.close()
+
+    # -- observing -----------------------------------------------------------
+
+    def wait_for(self, predicate: Callable[[JsonDict], bool], timeout: float = 5.0, count: int = 1) -> list[JsonDict]:
+        """Wait (bounded) until ``count`` received messages match ``predicate``."""
+        with self._cond:
+            ok = self._cond.wait_for(lambda: len([m for m in self.received if predicate(m)]) >= count, timeout)
+            found = [m for m in self.received if predicate(m)]
+        if not ok:
+            raise TimeoutError(f"only {len(found)} of {count} expected messages within {timeout} s: {found[-3:]}")
+        return found
+
+    def answers_to(self, request_id: Any) -> list[JsonDict]:
+        with self._lock:
+            return [m for m in self.received if "method" not in m and _same_id(m.get("id"), request_id)]
+
+    def messages(self, method: str) -> list[JsonDict]:
+        with self._lock:
+            return [m for m in self.received if m.get("method") == method]
+
+    # -- loop ----------------------------------------------------------------
+
+    def _run(self) -> None:
+        while True:
+            try:
+                msg = self.peer.recv(timeout=3600)
+            except TimeoutError:
+                continue
+            if msg is None:
+                break
+            self._record(msg)
+            if "method" in msg and "id" in msg:
+                self._on_request(msg)
+            elif "method" in msg:
+                self._on_notification(msg)
+            else:
+                with self._lock:
+                    box = self._waiters.get(_key(msg.get("id")))
+                if box is not None:
+                    box.put(msg)
+        with self._lock:
+            for ctx in self._calls.values():
+                ctx.cancelled.set()
+
+    def _record(self, msg: JsonDict) -> None:
+        version = self.negotiated or (msg.get("params") or {}).get("protocolVersion") or "2025-11-25"
+        answering = None
+        if "method" not in msg:
+            with self._lock:
+                answering = self._asked.get(_key(msg.get("id")))
+        if wire_schema.schemas_available():
+            try:
+                wire_schema.validate_client_message(msg, version, answering=answering)
+            except AssertionError as exc:
+                self.schema_errors.append(f"{msg}: {exc}")
+        with self._cond:
+            self.received.append(msg)
+            self._cond.notify_all()
+
+    def _on_request(self, msg: JsonDict) -> None:
+        method = msg["method"]
+        rid = msg["id"]
+        params = msg.get("params") or {}
+        if method == "initialize":
+            if not self.answer_initialize:
+                return
+            offered = params.get("protocolVersion")
+            self.negotiated = self.version or offered
+            self.send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": rid,
+                    "result": {
+                        "protocolVersion": self.negotiated,
+                        "capabilities": self.capabilities,
+                        "serverInfo": {"name": "fake", "version": "1"},
+                    },
+                }
+            )
+        elif method == "ping":
+            self.send({"jsonrpc": "2.0", "id": rid, "result": {}})
+        elif method == "logging/setLevel":
+            self.log_level = params.get("level")
+            self.send({"jsonrpc": "2.0", "id": rid, "result": {}})
+        elif method == "tools/list":
+            tools = [{"name": n, "inputSchema": {"type": "object"}} for n in self.tools]
+            self.send({"jsonrpc": "2.0", "id": rid, "result": {"tools": tools}})
+        elif method == "tools/call":
+            tool = self.tools.get(params.get("name"))
+            if tool is None:
+                self.send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32602, "message": "unknown tool"}})
+                return
+            ctx = ToolContext(self, rid, params)
+            with self._lock:
+                self._calls[_key(rid)] = ctx
+            thread = threading.Thread(target=self._run_tool, args=(tool, ctx), name="fake-tool", daemon=True)
+            self._threads.append(thread)
+            thread.start()
+        else:
+            self.send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "method not found"}})
+
+    def _run_tool(self, tool: Tool, ctx: ToolContext) -> None:
+        try:
+            result = tool(ctx)
+        except ToolError as exc:
+            reply: JsonDict = {"jsonrpc": "2.0", "id": ctx.request_id, "error": exc.error}
+        except Exception as exc:  # a fake tool's failure becomes a tool error
+            reply = {"jsonrpc": "2.0", "id": ctx.request_id, "result": {"content": [{"type": "text", "text": repr(exc)}], "isError": True}}
+        else:
+            reply = {"jsonrpc": "2.0", "id": ctx.request_id, "result": result}
+        with self._lock:
+            self._calls.pop(_key(ctx.request_id), None)
+        if result_allowed(ctx):
+            self.send(reply)
+
+    def _on_notification(self, msg: JsonDict) -> None:
+        if msg["method"] == "notifications/cancelled":
+            rid = (msg.get("params") or {}).get("requestId")
+            with self._lock:
+                ctx = self._calls.get(_key(rid))
+            if ctx is not None:
+                ctx.cancelled.set()
+
+
+class ToolError(Exception):
+    """Raise from a fake tool to answer the call with a JSON-RPC error."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.error: JsonDict = {"code": code, "message": message}
+        if data is not None:
+            self.error["data"] = data
+
+
+def result_allowed(ctx: ToolContext) -> bool:
+    return not ctx.cancelled.is_set()
+
+
+def _key(request_id: Any) -> Any:
+    return (type(request_id).__name__, request_id)
+
+
+def _same_id(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b

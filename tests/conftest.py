@@ -8,6 +8,7 @@ from typing import Iterator
 import pytest
 
 from .fakeserver import FakeServer
+from .harness import Peer
 
 
 def library_threads() -> list[threading.Thread]:
@@ -35,3 +36,15 @@ def fake() -> Iterator[FakeServer]:
     yield server
     server.close()
     assert server.schema_errors == []
+
+
+@pytest.fixture(params=["memory", "sdk"])
+def peer(request: pytest.FixtureRequest) -> Iterator[Peer]:
+    """The same test over the in-memory fake and over stdio to the official SDK's server."""
+
+    p = Peer(request.param)
+    try:
+        yield p
+    finally:
+        p.close()
+    assert p.recorder.schema_errors == []

@@ -269,3 +269,194 @@ def _key(request_id: Any) -> Any:
 
 def _same_id(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
+
+
+# -- tools with the same names and results as tests/peers/sdk_legacy_server.py ----------
+
+FORM_SCHEMA: JsonDict = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "title": "Name", "description": "Your name"},
+        "age": {"type": "integer", "title": "Age", "default": 30, "minimum": 0, "maximum": 150},
+        "subscribe": {"type": "boolean", "title": "Subscribe", "default": True},
+        "color": {"type": "string", "title": "Colour", "enum": ["red", "green", "blue"], "default": "green"},
+    },
+    "required": ["name"],
+}
+
+
+def _dump(value: Any) -> str:
+    import json
+
+    return json.dumps(value, sort_keys=True)
+
+
+def _result_or_raise(response: JsonDict) -> JsonDict:
+    if "error" in response:
+        err = response["error"]
+        raise RuntimeError(f"client answered error {err.get('code')}: {err.get('message')}")
+    result: JsonDict = response["result"]
+    return result
+
+
+def _elicit_dump(result: JsonDict) -> JsonDict:
+    out: JsonDict = {"action": result.get("action")}
+    if result.get("content") is not None:
+        out["content"] = result["content"]
+    return out
+
+
+def _sample(ctx: ToolContext, prompt: str, max_tokens: int) -> JsonDict:
+    return _result_or_raise(
+        ctx.request(
+            "sampling/createMessage",
+            {
+                "messages": [{"role": "user", "content": {"type": "text", "text": prompt}}],
+                "maxTokens": max_tokens,
+                "systemPrompt": "You are the fake test server.",
+            },
+            timeout=30,
+        )
+    )
+
+
+def tool_echo(ctx: ToolContext) -> JsonDict:
+    return text_result(str(ctx.arguments.get("text", "")))
+
+
+def tool_sample(ctx: ToolContext) -> JsonDict:
+    r = _sample(ctx, ctx.arguments.get("prompt", "hello"), ctx.arguments.get("max_tokens", 50))
+    content = r.get("content") or {}
+    text = content.get("text") if isinstance(content, dict) else None
+    return text_result(_dump({"role": r.get("role"), "model": r.get("model"), "stopReason": r.get("stopReason"), "text": text}))
+
+
+def tool_elicit_form(ctx: ToolContext) -> JsonDict:
+    r = _result_or_raise(
+        ctx.request(
+            "elicitation/create",
+            {"mode": "form", "message": ctx.arguments.get("message", "Please fill the form"), "requestedSchema": FORM_SCHEMA},
+            timeout=30,
+        )
+    )
+    return text_result(_dump(_elicit_dump(r)))
+
+
+def _roots(ctx: ToolContext) -> list[JsonDict]:
+    r = _result_or_raise(ctx.request("roots/list", timeout=30))
+    return [{"uri": x["uri"], "name": x.get("name")} for x in r["roots"]]
+
+
+def tool_roots(ctx: ToolContext) -> JsonDict:
+    return text_result(_dump(_roots(ctx)))
+
+
+def tool_chain(ctx: ToolContext) -> JsonDict:
+    s = _sample(ctx, ctx.arguments.get("prompt", "summarise"), 30)
+    e = _result_or_raise(
+        ctx.request(
+            "elicitation/create",
+            {
+                "mode": "form",
+                "message": "Confirm the sampled text?",
+                "requestedSchema": {"type": "object", "properties": {"confirm": {"type": "boolean"}}, "required": ["confirm"]},
+            },
+            timeout=30,
+        )
+    )
+    rts = _roots(ctx)
+    content = s.get("content") or {}
+    return text_result(
+        _dump(
+            {
+                "sample_text": content.get("text") if isinstance(content, dict) else None,
+                "elicit_action": e.get("action"),
+                "elicit_content": e.get("content"),
+                "roots": rts,
+            }
+        )
+    )
+
+
+def tool_parallel_elicit(ctx: ToolContext) -> JsonDict:
+    n = int(ctx.arguments.get("n", 2))
+    results: list[Any] = [None] * n
+
+    def one(i: int) -> None:
+        r = ctx.request(
+            "elicitation/create",
+            {
+                "mode": "form",
+                "message": f"Question {i + 1} of {n}",
+                "requestedSchema": {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]},
+            },
+            timeout=30,
+        )
+        results[i] = _elicit_dump(r["result"]) if "result" in r else {"error": r["error"]}
+
+    threads = [threading.Thread(target=one, args=(i,), name="fake-par", daemon=True) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    if any(isinstance(r, dict) and "error" in r for r in results):
+        return {"content": [{"type": "text", "text": _dump(results)}], "isError": True}
+    return text_result(_dump(results))
+
+
+def tool_log_and_progress(ctx: ToolContext) -> JsonDict:
+    steps = int(ctx.arguments.get("steps", 3))
+    token = ctx.progress_token
+    for i in range(1, steps + 1):
+        ctx.notify("notifications/message", {"level": "info", "logger": "sdk-peer", "data": f"step {i}/{steps}"})
+        if token is not None:
+            ctx.notify("notifications/progress", {"progressToken": token, "progress": i, "total": steps, "message": f"step {i}"})
+    return text_result(f"done {steps} steps")
+
+
+def tool_slow(ctx: ToolContext) -> JsonDict:
+    ctx.cancelled.wait(float(ctx.arguments.get("seconds", 30)))
+    return text_result("slept")
+
+
+def tool_die(ctx: ToolContext) -> JsonDict:
+    ctx.server.close()
+    ctx.cancelled.set()
+    return text_result("unreachable")
+
+
+def tool_elicit_then_die(ctx: ToolContext) -> JsonDict:
+    ctx.server.send_request("dying-1", "elicitation/create", {"mode": "form", "message": "last words", "requestedSchema": FORM_SCHEMA})
+    ctx.server.close()
+    ctx.cancelled.set()
+    return text_result("unreachable")
+
+
+def tool_url_required(ctx: ToolContext) -> JsonDict:
+    url = ctx.arguments.get("url", "https://example.invalid/connect")
+    raise ToolError(
+        -32042,
+        "URL elicitation required",
+        {"elicitations": [{"mode": "url", "message": "Authorise the test peer, then retry.", "url": url, "elicitationId": "req-1"}]},
+    )
+
+
+def tool_ask_server_ping(ctx: ToolContext) -> JsonDict:
+    _result_or_raise(ctx.request("ping"))
+    return text_result("pong")
+
+
+STANDARD_TOOLS: dict[str, Tool] = {
+    "echo": tool_echo,
+    "sample": tool_sample,
+    "elicit_form": tool_elicit_form,
+    "roots": tool_roots,
+    "chain": tool_chain,
+    "parallel_elicit": tool_parallel_elicit,
+    "log_and_progress": tool_log_and_progress,
+    "slow": tool_slow,
+    "die": tool_die,
+    "elicit_then_die": tool_elicit_then_die,
+    "url_required": tool_url_required,
+    "ask_server_ping": tool_ask_server_ping,
+}

@@ -1,0 +1,172 @@
+"""One test, two real peers: the in-memory fake server and the official SDK over stdio.
+
+``Peer`` hides which one a test talks to. Both offer the same tools (see
+``fakeserver.STANDARD_TOOLS`` and ``peers/sdk_legacy_server.py``), record
+every message the client sends and receives, and validate what the client
+sends against the official JSON schema of the negotiated version.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import mcp_input_sync as mis
+from mcp_input_sync.transports import StdioTransport
+from mcp_input_sync.transports.base import OnClose, OnMessage
+
+from . import wire_schema
+from .fakeserver import STANDARD_TOOLS, FakeServer
+
+PEERS_DIR = Path(__file__).parent / "peers"
+SDK_SERVER = [sys.executable, str(PEERS_DIR / "sdk_legacy_server.py")]
+
+JsonDict = dict[str, Any]
+
+
+def _key(request_id: Any) -> Any:
+    return (type(request_id).__name__, request_id)
+
+
+class Recorder:
+    """Records both directions and validates what the client sends."""
+
+    def __init__(self) -> None:
+        self.sent: list[JsonDict] = []
+        self.inbound: list[JsonDict] = []
+        self.schema_errors: list[str] = []
+        self.version: Optional[str] = None
+        self._asked: dict[Any, str] = {}
+        self._cond = threading.Condition()
+
+    def on_inbound(self, data: bytes) -> None:
+        try:
+            msg = json.loads(data)
+        except ValueError:
+            return
+        if isinstance(msg, dict):
+            with self._cond:
+                if "method" in msg and "id" in msg:
+                    self._asked[_key(msg["id"])] = msg["method"]
+                self.inbound.append(msg)
+                self._cond.notify_all()
+
+    def on_sent(self, data: bytes) -> None:
+        msg = json.loads(data)
+        version = self.version or (msg.get("params") or {}).get("protocolVersion") or "2025-11-25"
+        with self._cond:
+            answering = None if "method" in msg else self._asked.get(_key(msg.get("id")))
+        if wire_schema.schemas_available():
+            try:
+                wire_schema.validate_client_message(msg, version, answering=answering)
+            except AssertionError as exc:
+                self.schema_errors.append(f"{msg}: {exc}")
+        with self._cond:
+            self.sent.append(msg)
+            self._cond.notify_all()
+
+    def wait_for(self, predicate: Callable[[JsonDict], bool], *, sent: bool = True, timeout: float = 10.0, count: int = 1) -> list[JsonDict]:
+        with self._cond:
+            box = self.sent if sent else self.inbound
+            ok = self._cond.wait_for(lambda: sum(1 for m in box if predicate(m)) >= count, timeout)
+            found = [m for m in box if predicate(m)]
+        if not ok:
+            raise TimeoutError(f"{len(found)} of {count} expected messages within {timeout} s")
+        return found
+
+
+class RecordingStdio(StdioTransport):
+    """A stdio transport that shows a Recorder both directions."""
+
+    def __init__(self, command: list[str], recorder: Recorder, **kwargs: Any) -> None:
+        super().__init__(command, **kwargs)
+        self.recorder = recorder
+
+    def start(self, on_message: OnMessage, on_close: OnClose) -> None:
+        recorder = self.recorder
+
+        def tap(data: bytes) -> None:
+            recorder.on_inbound(data)
+            on_message(data)
+
+        super().start(tap, on_close)
+
+    def send(self, data: bytes) -> None:
+        super().send(data)
+        self.recorder.on_sent(data)
+
+
+class Peer:
+    """A server for one test: ``kind`` is "memory" or "sdk"."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.clients: list[mis.Client] = []
+        self.fake: Optional[FakeServer] = None
+        self.recorder = Recorder()
+
+    def client(self, handler: Optional[mis.InputHandler] = None, *, open: bool = True, **options: Any) -> mis.Client:
+        if self.kind == "memory":
+            self.fake = FakeServer(tools=STANDARD_TOOLS)
+            transport: Any = self.fake.transport
+            rec = self.recorder
+            inner_start = transport.start
+            inner_send = transport.send
+
+            def start(on_message: OnMessage, on_close: OnClose) -> None:
+                def tap(data: bytes) -> None:
+                    rec.on_inbound(data)
+                    on_message(data)
+
+                inner_start(tap, on_close)
+
+            def send(data: bytes) -> None:
+                inner_send(data)
+                rec.on_sent(data)
+
+            transport.start = start
+            transport.send = send
+        else:
+            transport = RecordingStdio(SDK_SERVER, self.recorder)
+        client = mis.Client(transport, handler=handler, **options)
+        self.clients.append(client)
+        if open:
+            client.open()
+            self.recorder.version = client.protocol_version
+        return client
+
+    @property
+    def sent(self) -> list[JsonDict]:
+        return self.recorder.sent
+
+    @property
+    def inbound(self) -> list[JsonDict]:
+        return self.recorder.inbound
+
+    def inbound_requests(self, method: str) -> list[JsonDict]:
+        return [m for m in self.inbound if m.get("method") == method and "id" in m]
+
+    def answers_to(self, request_id: Any) -> list[JsonDict]:
+        return [m for m in self.sent if "method" not in m and _key(m.get("id")) == _key(request_id)]
+
+    def sent_method(self, method: str) -> list[JsonDict]:
+        return [m for m in self.sent if m.get("method") == method]
+
+    def close(self) -> None:
+        for client in self.clients:
+            client.close()
+        if self.fake is not None:
+            self.fake.close()
+
+
+def tool_text(result: JsonDict) -> str:
+    """The text of a CallToolResult's first content block."""
+    return str(result["content"][0]["text"])
+
+
+def tool_json(result: JsonDict) -> Any:
+    assert not result.get("isError"), result
+    return json.loads(tool_text(result))

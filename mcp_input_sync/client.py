@@ -176,7 +176,7 @@ class Client:
         self._transport = transport
         self._handler: Optional[InputHandler] = opts.handler
         self.name = opts.name
-        self.server_id: str = opts.server_id or getattr(transport, "default_server_id", "server")
+        self.server_id: str = opts.server_id or str(getattr(transport, "default_server_id", "server"))
         set_server_id = getattr(transport, "set_server_id", None)
         if set_server_id is not None:
             set_server_id(self.server_id)
@@ -547,6 +547,9 @@ class Client:
         assert response is not None
         if "error" in response:
             raise _remote_error(response["error"], method)
+        if call.progress is not None and self._pump is not None:
+            # progress that arrived before the result is delivered before the call returns
+            self._pump.drain(1.0)
         result = response["result"]
         if type(result) is not dict:
             raise ClientError("protocol", f"{method} result is not an object", data=result)
@@ -648,7 +651,7 @@ class Client:
     def _invalid(self, message: JsonDict) -> None:
         log.warning("mcp_input_sync: server %s sent an invalid JSON-RPC message; ignored", self.server_id)
         request_id = message.get("id")
-        if jsonrpc.is_valid_id(request_id) and "result" not in message and "error" not in message:
+        if (type(request_id) is int or type(request_id) is str) and "result" not in message and "error" not in message:
             with self._lock:
                 open_already = self._inbox.get(request_id) is not None
             if not open_already:
@@ -940,7 +943,7 @@ class Client:
             except Exception:
                 log.exception("mcp_input_sync: handle_log raised; skipped")
         else:
-            level = _LOG_LEVELS.get(entry["level"], logging.INFO)
+            level = _LOG_LEVELS.get(str(entry["level"]), logging.INFO)
             logger = entry.get("logger")
             if logger is not None:
                 self._server_log.log(level, "[%s] %s", logger, entry.get("data"))

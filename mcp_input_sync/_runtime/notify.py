@@ -43,6 +43,22 @@ class NotificationPump:
                 self._cv.notify()
         return True
 
+    def drain(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` real seconds until every job posted so far has run.
+
+        Returns at once (False) when called from the pump's own thread.
+        """
+        if threading.current_thread() is self._thread:
+            return False
+        done = threading.Event()
+        with self._cv:
+            if self._stopped:
+                return False
+            self._items.append((done.set, ()))  # a marker: not subject to the cap
+            if self._waiting:
+                self._cv.notify()
+        return done.wait(timeout)
+
     def _run(self) -> None:
         items = self._items
         cv = self._cv

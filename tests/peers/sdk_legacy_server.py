@@ -54,7 +54,7 @@ import anyio
 import mcp_types as types
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.session import ServerSession
-from mcp.shared.exceptions import MCPDeprecationWarning, UrlElicitationRequiredError
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError, UrlElicitationRequiredError
 from mcp.shared.message import ServerMessageMetadata
 
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
@@ -185,11 +185,18 @@ async def chain(ctx: Context[Any, Any], prompt: str = "summarise") -> str:
 
 @server.tool()
 async def parallel_elicit(ctx: Context[Any, Any], n: int = 2) -> str:
-    """Send n form elicitations at once; report the answers in request order."""
+    """Send n form elicitations at once; report the answers (or error codes) in request order.
+
+    An error answer to one question is recorded, not raised, so the other
+    questions are still asked (a task group would cancel them).
+    """
     answers: list[dict[str, Any] | None] = [None] * n
 
     async def ask(index: int) -> None:
-        answers[index] = _answer(await _ask_form(ctx, f"Question {index + 1} of {n}", ANSWER_FORM))
+        try:
+            answers[index] = _answer(await _ask_form(ctx, f"Question {index + 1} of {n}", ANSWER_FORM))
+        except MCPError as exc:
+            answers[index] = {"error": exc.error.code}
 
     async with anyio.create_task_group() as group:
         for index in range(n):

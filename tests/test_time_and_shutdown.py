@@ -1,0 +1,154 @@
+"""Time travel with freezegun, and shutdown (behaviour.md sections 10 and 11)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import threading
+from typing import Any
+
+import pytest
+from freezegun import freeze_time
+from freezegun.api import real_monotonic
+
+import mcp_input_sync as mis
+
+from .fakeserver import STANDARD_TOOLS, FakeServer
+from .harness import PEERS_DIR
+from .test_legacy_requests import in_thread
+
+JsonDict = dict[str, Any]
+WAIT = 10.0
+STUBBORN = [sys.executable, str(PEERS_DIR / "stubborn_server.py")]
+# "within about a second of real time": the library re-reads the clock every
+# 0.5 s of real time; the margin absorbs a loaded CI machine.
+ABOUT_A_SECOND = 2.5
+
+
+class Waiting(mis.InputHandler):
+    def __init__(self) -> None:
+        self.entered = threading.Event()
+        self.cancel_seen_on: list[str] = []
+
+    def handle_elicitation(self, params: JsonDict, ctx: mis.InputContext) -> JsonDict:
+        self.entered.set()
+        if ctx.wait_cancelled(WAIT):
+            self.cancel_seen_on.append(threading.current_thread().name)
+        return {"action": "decline"}
+
+
+def test_a_300s_elicitation_timeout_fires_within_a_second_of_tick() -> None:
+    with freeze_time("2026-11-29 12:00:00") as frozen:
+        server = FakeServer()
+        handler = Waiting()
+        with mis.Client(server.transport, handler=handler) as client:
+            server.send_request(7, "elicitation/create", {"message": "m", "requestedSchema": {"type": "object", "properties": {}}})
+            assert handler.entered.wait(WAIT)
+            frozen.tick(299)
+            started = real_monotonic()
+            frozen.tick(2)
+            (answer,) = server.wait_for(lambda m: m.get("id") == 7, timeout=WAIT)
+            elapsed = real_monotonic() - started
+            assert answer["error"]["code"] == -32603
+            assert elapsed < ABOUT_A_SECOND
+            assert client.stats["timed_out"] == 1
+        server.close()
+    assert handler.cancel_seen_on and handler.cancel_seen_on[0].startswith("mcp-input-sync-worker-")
+
+
+def test_a_60s_call_timeout_fires_within_a_second_of_tick() -> None:
+    with freeze_time("2026-11-29 12:00:00") as frozen:
+        server = FakeServer(tools=STANDARD_TOOLS)
+        with mis.Client(server.transport) as client:
+            thread, box = in_thread(client.call_tool, "slow", {"seconds": 30})
+            server.wait_for(lambda m: m.get("method") == "tools/call")
+            frozen.tick(59)
+            started = real_monotonic()
+            frozen.tick(2)
+            thread.join(WAIT)
+            elapsed = real_monotonic() - started
+            assert box["error"].kind == "timeout"
+            assert elapsed < ABOUT_A_SECOND
+        server.close()
+
+
+def test_time_spent_in_a_tied_callback_does_not_count_against_the_call_timeout() -> None:
+    with freeze_time("2026-11-29 12:00:00") as frozen:
+
+        class Thinking(mis.InputHandler):
+            def handle_elicitation(self, params: JsonDict, ctx: mis.InputContext) -> JsonDict:
+                frozen.tick(3600)  # the user took an hour; the call's 60 s timeout is paused
+                return {"action": "decline"}
+
+        server = FakeServer(tools=STANDARD_TOOLS)
+        with mis.Client(server.transport, handler=Thinking()) as client:
+            result = client.call_tool("elicit_form", timeout=60, max_total_timeout=7200)
+            assert not result["isError"]
+        server.close()
+
+
+def test_close_returns_under_a_frozen_clock_against_a_server_that_ignores_eof() -> None:
+    release = threading.Event()
+    entered = threading.Event()
+
+    class IgnoresToken(mis.InputHandler):
+        def handle_elicitation(self, params: JsonDict, ctx: mis.InputContext) -> JsonDict:
+            entered.set()
+            release.wait(WAIT)  # ignores ctx.cancelled on purpose
+            return {"action": "decline"}
+
+    with freeze_time("2026-11-29 12:00:00"):
+        client = mis.connect_stdio(STUBBORN, handler=IgnoresToken())
+        thread, box = in_thread(client.call_tool, "anything")
+        assert entered.wait(WAIT)
+        started = real_monotonic()
+        client.close(timeout=2.0)
+        elapsed = real_monotonic() - started
+    try:
+        assert elapsed < 2.0 + 1.0
+        assert client.stats["stuck_callbacks"] == 1
+        process = client._transport.process  # type: ignore[attr-defined]
+        assert process.poll() is not None  # killed: it ignored EOF and SIGTERM
+        thread.join(WAIT)
+        assert box["error"].kind == "closed"
+    finally:
+        release.set()
+
+
+def test_a_process_whose_callback_ignores_cancellation_exits_promptly_after_close() -> None:
+    script = textwrap.dedent(
+        f"""
+        import sys, threading
+        import mcp_input_sync as mis
+
+        entered = threading.Event()
+
+        class Forever(mis.InputHandler):
+            def handle_elicitation(self, params, ctx):
+                entered.set()
+                threading.Event().wait()  # never returns, ignores its token
+
+        client = mis.connect_stdio({STUBBORN!r}, handler=Forever())
+        threading.Thread(target=lambda: client.call_tool("x"), daemon=True).start()
+        assert entered.wait(10)
+        client.close(timeout=1.0)
+        print("closed", client.stats["stuck_callbacks"], flush=True)
+        """
+    )
+    child = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert child.returncode == 0, child.stderr
+    assert child.stdout.split() == ["closed", "1"]
+
+
+def test_close_joins_every_library_thread() -> None:
+    server = FakeServer(tools=STANDARD_TOOLS)
+    client = mis.Client(server.transport, handler=Waiting())
+    assert not [t for t in threading.enumerate() if t.name.startswith("mcp-input-sync-")]  # nothing before open
+    client.open()
+    client.call_tool("echo", {"text": "x"})
+    names = {t.name.rsplit("-", 1)[0] for t in threading.enumerate() if t.name.startswith("mcp-input-sync-")}
+    assert names == {"mcp-input-sync-reader", "mcp-input-sync-notify", "mcp-input-sync-watchdog"}
+    client.close()
+    assert not [t for t in threading.enumerate() if t.name.startswith("mcp-input-sync-") and t.is_alive()]
+    server.close()

@@ -807,12 +807,18 @@ class Client:
                 answer = jsonrpc.error(request_id, jsonrpc.INTERNAL_ERROR, "the input handler returned an invalid answer")
             else:
                 answer = jsonrpc.result(request_id, value)
-                self._answer(entry, answer, served=True)
+                self._answer(entry, answer, count="served")
                 return
         self._answer(entry, answer)
 
-    def _answer(self, entry: _Inbound, answer: JsonDict, served: bool = False) -> None:
-        """Send the one answer of a server request, unless it already has one."""
+    def _answer(self, entry: _Inbound, answer: JsonDict, count: Optional[str] = None) -> bool:
+        """Send the one answer of a server request, unless it already has one.
+
+        Returns:
+            True when this was the request's answer; False when it already had
+            one or the server cancelled it (the answer is dropped).
+            ``count`` names the stats counter this answer adds to.
+        """
         try:
             data = jsonrpc.encode(answer)
         except (TypeError, ValueError):
@@ -820,12 +826,12 @@ class Client:
             data = jsonrpc.encode(
                 jsonrpc.error(entry.id, jsonrpc.INTERNAL_ERROR, "the input handler returned an invalid answer")
             )
-            served = False
+            count = None
         with self._lock:
             if self._inbox.settle(entry.id) is not entry:
-                return  # timed out, cancelled or answered at close: the late result is dropped
-            if served:
-                self._counts["served"] += 1
+                return False  # timed out, cancelled or answered at close: the late result is dropped
+            if count is not None:
+                self._counts[count] += 1
         timer = entry.timer
         if timer is not None:
             timer.cancel()
@@ -834,6 +840,7 @@ class Client:
         except TransportClosed:
             log.debug("mcp_input_sync: answer to %r not sent: transport closed", entry.id)
         self._untie(entry)
+        return True
 
     def _untie(self, entry: _Inbound) -> None:
         call = entry.call
@@ -847,19 +854,21 @@ class Client:
                     call.clock.resume(now)
 
     def _handler_timed_out(self, entry: _Inbound, limit: float) -> None:
-        """Watchdog thread: a callback ran past handler_timeout."""
+        """Watchdog thread: a callback ran past handler_timeout.
+
+        The error is answered before the token is set, so a callback that
+        returns as soon as it sees the token cannot answer first.
+        """
+        answer = jsonrpc.error(entry.id, jsonrpc.INTERNAL_ERROR, "the input handler timed out")
+        if not self._answer(entry, answer, count="timed_out"):
+            return  # answered or cancelled meanwhile
         entry.token.cancel("timeout")
-        with self._lock:
-            if self._inbox.get(entry.id) is not entry:
-                return
-            self._counts["timed_out"] += 1
         log.warning(
             "mcp_input_sync: %s callback for server %s ran past its handler_timeout of %g s; answered -32603",
             entry.method,
             self.server_id,
             limit,
         )
-        self._answer(entry, jsonrpc.error(entry.id, jsonrpc.INTERNAL_ERROR, "the input handler timed out"))
 
     # ------------------------------------------------------------------ notifications
 
@@ -1014,10 +1023,9 @@ class Client:
             self._progress.clear()
             self._in_flight = 0
         for entry in inbound:
-            entry.token.cancel("closed")
-        if was_open:
-            for entry in inbound:
+            if was_open:  # answer first: a callback woken by its token must not answer instead
                 self._answer(entry, jsonrpc.error(entry.id, jsonrpc.INTERNAL_ERROR, "the client is closing"))
+            entry.token.cancel("closed")
         for call in calls:
             for tied in list(call.tied):
                 tied.token.cancel("closed")

@@ -392,7 +392,7 @@ def test_a_server_hanging_up_fails_calls_in_flight_with_transport() -> None:
         server.close()
         thread.join(WAIT)
         assert box["error"].kind == "transport"
-        assert client.state is mis.ClientState.BROKEN
+        assert client.state is mis.ClientState.CLOSED
 
 
 def test_garbage_lines_are_ignored_and_the_connection_carries_on(caplog: pytest.LogCaptureFixture) -> None:

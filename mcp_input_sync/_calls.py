@@ -1,0 +1,133 @@
+"""The client's own requests in flight, and the calls server requests tie to.
+
+A *call* is a call_tool, read_resource or get_prompt request that has been
+written and is not yet answered, timed out, cancelled or abandoned (the
+list methods, ping and the handshake are requests, not calls). On stdio a
+server request is tied to the call in flight when there is exactly one.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
+
+from ._protocol.calls import CallClock
+from ._protocol.jsonrpc import JsonDict
+
+if TYPE_CHECKING:
+    from ._legacy import Inbound
+    from .errors import ClientError
+
+ProgressCallback = Callable[[JsonDict], None]
+
+
+class Call:
+    """One request of the client waiting for its response."""
+
+    __slots__ = ("id", "method", "is_call", "assigns", "clock", "done", "response", "failure", "tied", "progress", "progress_token")
+
+    def __init__(self, request_id: int, method: str, is_call: bool, assigns: Mapping[str, Any], clock: CallClock) -> None:
+        self.id = request_id
+        self.method = method
+        #: True for calls (they tie server requests), False for other requests.
+        self.is_call = is_call
+        self.assigns = assigns
+        self.clock = clock
+        self.done = threading.Event()
+        self.response: Optional[JsonDict] = None
+        self.failure: Optional[ClientError] = None
+        #: Server requests tied to this call and not yet answered.
+        self.tied: set[Inbound] = set()
+        self.progress: Optional[ProgressCallback] = None
+        self.progress_token: Optional[str] = None
+
+
+class CallTable:
+    """Requests in flight by id, with the one lock that guards them and their clocks."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self._by_id: dict[int, Call] = {}
+        self._by_progress: dict[str, Call] = {}
+        self._calls = 0
+        self.closed = False
+
+    def add(self, call: Call) -> bool:
+        """Register a request about to be written; False once closed."""
+        with self.lock:
+            if self.closed:
+                return False
+            self._by_id[call.id] = call
+            if call.is_call:
+                self._calls += 1
+            if call.progress_token is not None:
+                self._by_progress[call.progress_token] = call
+            return True
+
+    def _drop(self, call: Call) -> None:
+        if call.is_call:
+            self._calls -= 1
+        if call.progress_token is not None:
+            self._by_progress.pop(call.progress_token, None)
+
+    def pop(self, request_id: Any) -> Optional[Call]:
+        """Take the request a response answers; None for an unknown or finished id."""
+        if type(request_id) is not int:
+            return None
+        with self.lock:
+            call = self._by_id.pop(request_id, None)
+            if call is not None:
+                self._drop(call)
+            return call
+
+    def forget(self, call: Call) -> Optional[list["Inbound"]]:
+        """Remove a request that ends without its response.
+
+        Returns:
+            The server requests tied to it when it was still in flight, else None.
+        """
+        with self.lock:
+            if self._by_id.pop(call.id, None) is None:
+                return None
+            self._drop(call)
+            return list(call.tied)
+
+    def close(self) -> list[Call]:
+        """Refuse new requests and take every one in flight."""
+        with self.lock:
+            self.closed = True
+            calls = list(self._by_id.values())
+            self._by_id.clear()
+            self._by_progress.clear()
+            self._calls = 0
+            return calls
+
+    def tie(self, inbound: "Inbound", now: float) -> Optional[Call]:
+        """Tie a server request to the call in flight when there is exactly one (stdio)."""
+        with self.lock:
+            if self._calls != 1:
+                return None
+            for call in self._by_id.values():
+                if call.is_call:
+                    call.tied.add(inbound)
+                    call.clock.pause(now)
+                    return call
+        return None
+
+    def untie(self, inbound: "Inbound", call: Call, now: float) -> None:
+        """A tied request was answered or cancelled: resume its call's clock."""
+        with self.lock:
+            if inbound in call.tied:
+                call.tied.discard(inbound)
+                call.clock.resume(now)
+
+    def deadline_state(self, call: Call, now: float) -> tuple[Optional[str], float]:
+        """(why the call expired or None, seconds until its next deadline)."""
+        with self.lock:
+            return call.clock.expired(now), call.clock.remaining(now)
+
+    def by_progress(self, token: Any) -> Optional[Call]:
+        if not isinstance(token, str):
+            return None
+        with self.lock:
+            return self._by_progress.get(token)

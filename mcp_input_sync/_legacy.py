@@ -1,0 +1,262 @@
+"""Answering a legacy server's requests (behaviour.md section 5).
+
+The reader thread hands each server request to :meth:`LegacyResponder.on_request`,
+which runs the checks in order and either answers at once (ping, refusals)
+or takes a worker slot and runs the handler on a worker thread under a
+watchdog deadline. :meth:`LegacyResponder.answer` is the only place an answer
+is written, and the inbox lets exactly one answer through per request id.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable, Optional
+
+from . import _clock
+from ._calls import Call, CallTable
+from ._protocol import jsonrpc
+from ._protocol import versions as v
+from ._protocol.inbox import LegacyInbox
+from ._protocol.jsonrpc import JsonDict, RequestId
+from ._runtime.watchdog import Timer, Watchdog
+from ._runtime.workers import HandlerPool
+from ._stats import Stats
+from .errors import InputRefused
+from .handler import CancelToken, InputContext, InputHandler
+from .options import Options
+from .transports.base import TransportClosed
+
+log = logging.getLogger("mcp_input_sync")
+
+Send = Callable[[bytes], None]
+
+
+class Inbound:
+    """One server request being answered by a callback."""
+
+    __slots__ = ("id", "method", "kind", "token", "call", "timer")
+
+    def __init__(self, request_id: RequestId, method: str, kind: str) -> None:
+        self.id = request_id
+        self.method = method
+        self.kind = kind
+        self.token = CancelToken()
+        #: The call this request is tied to, or None.
+        self.call: Optional[Call] = None
+        self.timer: Optional[Timer] = None
+
+
+class LegacyResponder:
+    """Checks, runs and answers the server's requests for one client."""
+
+    def __init__(
+        self,
+        *,
+        handler: Optional[InputHandler],
+        options: Options,
+        calls: CallTable,
+        stats: Stats,
+        send: Send,
+        pool: HandlerPool,
+        watchdog: Watchdog,
+        client_name: str,
+        server_id: str,
+    ) -> None:
+        self.handler = handler
+        self.options = options
+        self.calls = calls
+        self.stats = stats
+        self.send = send
+        self.pool = pool
+        self.watchdog = watchdog
+        self.client_name = client_name
+        self.server_id = server_id
+        #: The input kinds the server may ask for (set by the handshake).
+        self.declared: frozenset[str] = frozenset()
+        self.era: Optional[str] = None
+        self.inbox: LegacyInbox[Inbound] = LegacyInbox()
+        self.closing = False
+
+    # ------------------------------------------------------------------ reader thread
+
+    def _send_message(self, message: JsonDict) -> None:
+        try:
+            self.send(jsonrpc.encode(message))
+        except TransportClosed:
+            log.debug("mcp_input_sync: could not answer %r: transport closed", message.get("id"))
+
+    def refuse(self, request_id: RequestId, kind: str, check: str, code: int, message: str) -> None:
+        """Answer a request at once with an error, counting the check that refused it."""
+        self.stats.refuse(kind, check)
+        self._send_message(jsonrpc.error(request_id, code, message))
+
+    def invalid(self, message: JsonDict) -> None:
+        """A message that is neither a request, a notification nor a response."""
+        log.warning("mcp_input_sync: server %s sent an invalid JSON-RPC message; ignored", self.server_id)
+        request_id = message.get("id")
+        if type(request_id) is int or type(request_id) is str:
+            if "result" not in message and "error" not in message and self._is_open(request_id) is False:
+                self._send_message(jsonrpc.error(request_id, jsonrpc.INVALID_REQUEST, "invalid request"))
+
+    def _is_open(self, request_id: RequestId) -> bool:
+        with self.stats.lock:
+            return self.inbox.get(request_id) is not None
+
+    def on_request(self, request_id: Any, method: str, params: Any) -> None:
+        """Reader thread: one server request, checked in behaviour.md section 5's order."""
+        if type(request_id) is not int and type(request_id) is not str:
+            log.warning("mcp_input_sync: server request with an invalid id; answered -32600")
+            self._send_message(jsonrpc.error(None, jsonrpc.INVALID_REQUEST, "invalid request id"))
+            return
+        if self._is_open(request_id):
+            log.warning("mcp_input_sync: server reused the id %r of an unanswered request; dropped", request_id)
+            return
+        if method == "ping":
+            self._send_message(jsonrpc.result(request_id, {}))
+            return
+        kind = v.INPUT_METHODS.get(method)
+        if kind is None:
+            self.refuse(request_id, "other", "method", jsonrpc.METHOD_NOT_FOUND, f"method not found: {method}")
+            return
+        if kind not in self.declared:
+            self.refuse(request_id, kind, "capability", jsonrpc.METHOD_NOT_FOUND, f"client does not support {method}")
+            return
+        problem = v.missing_param(method, params)
+        if problem is not None:
+            self.refuse(request_id, kind, "malformed", jsonrpc.INVALID_PARAMS, f"invalid params: {problem}")
+            return
+        pool = self.pool
+        if not pool.try_acquire():
+            self.refuse(request_id, kind, "busy", jsonrpc.SERVER_ERROR, "busy: too many requests in flight")
+            return
+        entry = Inbound(request_id, method, kind)
+        now = _clock.monotonic()
+        with self.stats.lock:
+            admitted = not self.closing and self.inbox.admit(request_id, entry)
+        if not admitted:
+            pool.release()
+            return
+        entry.call = self.calls.tie(entry, now)
+        limit = self.options.handler_timeout[kind]
+        entry.timer = self.watchdog.schedule(now + limit, lambda: self._timed_out(entry, limit))
+        try:
+            pool.submit(lambda: self._run(entry, params), f"{method} {request_id!r}")
+        except RuntimeError:  # the pool shut down meanwhile
+            self.answer(entry, jsonrpc.error(request_id, jsonrpc.INTERNAL_ERROR, "the client is closing"))
+
+    def on_cancelled(self, request_id: Any) -> None:
+        """Reader thread: the server cancelled one of its requests: set the token, answer nothing."""
+        with self.stats.lock:
+            entry = self.inbox.cancel(request_id)
+        if entry is None:
+            return
+        entry.token.cancel("cancelled by the server")
+        if entry.timer is not None:
+            entry.timer.cancel()
+        self._untie(entry)
+
+    # ------------------------------------------------------------------ worker thread
+
+    def _run(self, entry: Inbound, params: Any) -> None:
+        """Worker thread: run the handler and answer."""
+        handler = self.handler
+        assert handler is not None
+        request_id = entry.id
+        kind = entry.kind
+        call_params: JsonDict = params if type(params) is dict else {}
+        call = entry.call
+        mode: Optional[str] = None
+        if kind == "elicitation":
+            mode = "url" if call_params.get("mode") == "url" else "form"
+        ctx = InputContext(
+            client=self.client_name,
+            server_id=self.server_id,
+            era=self.era,
+            assigns=call.assigns if call is not None else self.options.assigns,
+            related_request_id=call.id if call is not None else None,
+            mode=mode,
+            token=entry.token,
+        )
+        try:
+            if kind == "elicitation":
+                value = handler.handle_elicitation(call_params, ctx)
+            elif kind == "sampling":
+                value = handler.handle_sampling(call_params, ctx)
+            else:
+                value = handler.list_roots(ctx)
+        except InputRefused as refusal:
+            self.answer(entry, jsonrpc.error(request_id, refusal.code, refusal.message, refusal.data))
+            return
+        except Exception:
+            log.exception("mcp_input_sync: %s callback for server %s raised; answered -32603", entry.method, self.server_id)
+            self.answer(entry, jsonrpc.error(request_id, jsonrpc.INTERNAL_ERROR, "the input handler failed"))
+            return
+        if type(value) is not dict:
+            log.error("mcp_input_sync: %s callback returned %s, not a dict; answered -32603", entry.method, type(value).__name__)
+            self.answer(entry, jsonrpc.error(request_id, jsonrpc.INTERNAL_ERROR, "the input handler returned an invalid answer"))
+            return
+        self.answer(entry, jsonrpc.result(request_id, value), count="served")
+
+    # ------------------------------------------------------------------ answering
+
+    def answer(self, entry: Inbound, answer: JsonDict, count: Optional[str] = None) -> bool:
+        """Write the one answer of a server request, unless it already has one.
+
+        Returns:
+            True when this was the request's answer; False when it already had
+            one or the server cancelled it (the answer is dropped). ``count``
+            names the stats counter this answer adds to.
+        """
+        try:
+            data = jsonrpc.encode(answer)
+        except (TypeError, ValueError):
+            log.error("mcp_input_sync: %s answer is not JSON-serialisable; answered -32603", entry.method)
+            data = jsonrpc.encode(jsonrpc.error(entry.id, jsonrpc.INTERNAL_ERROR, "the input handler returned an invalid answer"))
+            count = None
+        with self.stats.lock:
+            if self.inbox.settle(entry.id) is not entry:
+                return False  # timed out, cancelled or answered at close: the late result is dropped
+            if count is not None:
+                self.stats.add_locked(count)
+        timer = entry.timer
+        if timer is not None:
+            timer.cancel()
+        try:
+            self.send(data)
+        except TransportClosed:
+            log.debug("mcp_input_sync: answer to %r not sent: transport closed", entry.id)
+        self._untie(entry)
+        return True
+
+    def _untie(self, entry: Inbound) -> None:
+        if entry.call is not None:
+            self.calls.untie(entry, entry.call, _clock.monotonic())
+
+    def _timed_out(self, entry: Inbound, limit: float) -> None:
+        """Watchdog thread: a callback ran past handler_timeout.
+
+        The error is answered before the token is set, so a callback that
+        returns as soon as it sees the token cannot answer first.
+        """
+        error = jsonrpc.error(entry.id, jsonrpc.INTERNAL_ERROR, "the input handler timed out")
+        if not self.answer(entry, error, count="timed_out"):
+            return  # answered or cancelled meanwhile
+        entry.token.cancel("timeout")
+        log.warning(
+            "mcp_input_sync: %s callback for server %s ran past its handler_timeout of %g s; answered -32603",
+            entry.method,
+            self.server_id,
+            limit,
+        )
+
+    # ------------------------------------------------------------------ shutdown
+
+    def close(self, answer: bool) -> None:
+        """Stop taking requests; answer the open ones -32603 (when ``answer``) and set their tokens."""
+        with self.stats.lock:
+            self.closing = True
+            entries = list(self.inbox)
+        for entry in entries:
+            if answer:  # answer first: a callback woken by its token must not answer instead
+                self.answer(entry, jsonrpc.error(entry.id, jsonrpc.INTERNAL_ERROR, "the client is closing"))
+            entry.token.cancel("closed")

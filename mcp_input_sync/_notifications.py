@@ -1,0 +1,181 @@
+"""Routing server notifications, logs and progress (behaviour.md section 8).
+
+The reader thread calls :meth:`NotificationRouter.route`; the handler's hooks,
+the subscribers and the progress callbacks then run on the notification
+thread, one at a time, in arrival order. At most ``capacity`` jobs wait; the
+rest are dropped and counted.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import TYPE_CHECKING, Any, Callable, Optional
+
+from . import reflect
+from ._calls import CallTable
+from ._protocol.jsonrpc import JsonDict
+from ._runtime.notify import NotificationPump
+from ._stats import Stats
+from .handler import InputContext, InputHandler, overrides
+
+if TYPE_CHECKING:
+    from .client import Client
+
+log = logging.getLogger("mcp_input_sync")
+
+Subscriber = Callable[[str, JsonDict], None]
+
+_LOG_LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "notice": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "alert": logging.CRITICAL,
+    "emergency": logging.CRITICAL,
+}
+
+
+class Subscription:
+    """A registered notification subscriber; call it, use ``with`` or ``unsubscribe()`` to remove it."""
+
+    def __init__(self, router: "NotificationRouter", callback: Subscriber) -> None:
+        self._router: Optional[NotificationRouter] = router
+        #: The subscribed function.
+        self.callback = callback
+
+    def unsubscribe(self) -> None:
+        """Stop receiving notifications (idempotent)."""
+        router, self._router = self._router, None
+        if router is not None:
+            router.remove(self)
+
+    def __call__(self) -> None:
+        self.unsubscribe()
+
+    def __enter__(self) -> "Subscription":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.unsubscribe()
+
+
+class NotificationRouter:
+    """Sends each server notification where behaviour.md section 8 says."""
+
+    def __init__(
+        self,
+        *,
+        handler: Optional[InputHandler],
+        calls: CallTable,
+        stats: Stats,
+        client_name: str,
+        server_id: str,
+    ) -> None:
+        self.handler = handler
+        self.calls = calls
+        self.stats = stats
+        self.client_name = client_name
+        self.server_id = server_id
+        self.era: Optional[str] = None
+        self.pump: Optional[NotificationPump] = None
+        self.server_log = logging.getLogger(f"mcp_input_sync.server.{server_id}")
+        self.has_log_hook = overrides(handler, "handle_log")
+        self.has_notification_hook = overrides(handler, "handle_notification")
+        self._subscribers: tuple[Subscription, ...] = ()
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ subscribers
+
+    def add(self, callback: Subscriber) -> Subscription:
+        sub = Subscription(self, callback)
+        with self._lock:
+            self._subscribers = self._subscribers + (sub,)
+        return sub
+
+    def remove(self, sub: Subscription) -> None:
+        with self._lock:
+            self._subscribers = tuple(s for s in self._subscribers if s is not sub)
+
+    @property
+    def wants_logs(self) -> bool:
+        """True when someone reads log entries: a handle_log hook or a subscriber."""
+        return self.has_log_hook or bool(self._subscribers)
+
+    # ------------------------------------------------------------------ reader thread
+
+    def route(self, method: str, params: Any) -> None:
+        """Reader thread: queue one notification (not notifications/cancelled)."""
+        if type(params) is not dict:
+            params = {} if params is None else {"value": params}
+        if method == "notifications/progress":
+            self._progress(params)
+            return
+        if method == "notifications/message":
+            self._post(self._deliver_log, params)
+        else:
+            self._post(self._deliver, method, params)
+
+    def _post(self, job: Callable[..., None], *args: Any) -> None:
+        pump = self.pump
+        if pump is None or not pump.post(job, *args):
+            self.stats.add("notifications_dropped")
+
+    def _progress(self, params: JsonDict) -> None:
+        call = self.calls.by_progress(params.get("progressToken"))
+        if call is None or call.progress is None:
+            return  # unknown or finished token
+        progress = params.get("progress")
+        if isinstance(progress, bool) or not isinstance(progress, (int, float)):
+            return
+        update: JsonDict = {"progress": progress}
+        total = params.get("total")
+        if isinstance(total, (int, float)) and not isinstance(total, bool):
+            update["total"] = total
+        message = params.get("message")
+        if isinstance(message, str):
+            update["message"] = reflect.text(message, 4096)
+        self._post(call.progress, update)
+
+    # ------------------------------------------------------------------ notification thread
+
+    def _context(self) -> InputContext:
+        return InputContext(client=self.client_name, server_id=self.server_id, era=self.era)
+
+    def _deliver(self, method: str, params: JsonDict) -> None:
+        if self.has_notification_hook:
+            assert self.handler is not None
+            try:
+                self.handler.handle_notification(method, params, self._context())
+            except Exception:
+                log.exception("mcp_input_sync: handle_notification(%s) raised; skipped", method)
+        self._publish(method, params)
+
+    def _deliver_log(self, params: JsonDict) -> None:
+        entry = reflect.log_entry(params)
+        if entry is None:
+            return
+        if self.has_log_hook:
+            assert self.handler is not None
+            try:
+                self.handler.handle_log(entry, self._context())
+            except Exception:
+                log.exception("mcp_input_sync: handle_log raised; skipped")
+        else:
+            level = _LOG_LEVELS.get(str(entry["level"]), logging.INFO)
+            logger = entry.get("logger")
+            if logger is not None:
+                self.server_log.log(level, "[%s] %s", logger, entry.get("data"))
+            else:
+                self.server_log.log(level, "%s", entry.get("data"))
+        self.stats.add("logs_delivered")
+        self._publish("notifications/message", entry)
+
+    def _publish(self, method: str, params: JsonDict) -> None:
+        for sub in self._subscribers:
+            try:
+                sub.callback(method, params)
+            except Exception:
+                log.exception("mcp_input_sync: subscriber %r raised; skipped", sub.callback)

@@ -1,0 +1,224 @@
+"""The pure protocol core: table-driven, no threads, no clock."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mcp_input_sync._protocol import jsonrpc
+from mcp_input_sync._protocol import versions as v
+from mcp_input_sync._protocol.calls import MAX_TOTAL, TIMEOUT, CallClock
+from mcp_input_sync._protocol.inbox import LegacyInbox
+
+PACKAGE = Path(__file__).resolve().parents[1] / "mcp_input_sync"
+
+
+# ---------------------------------------------------------------------------- layering
+
+
+def imports_of(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = "." * node.level + (node.module or "")
+            names.add(base)
+    return names
+
+
+@pytest.mark.parametrize("path", sorted((PACKAGE / "_protocol").glob("*.py")), ids=lambda p: p.name)
+def test_the_protocol_core_has_no_threads_sockets_sleeps_or_clock(path: Path) -> None:
+    forbidden = {"threading", "queue", "socket", "subprocess", "time", "select", "selectors", "asyncio"}
+    assert imports_of(path) & forbidden == set()
+    assert not any(name.startswith("..") for name in imports_of(path)), "the core imports nothing of the library"
+
+
+@pytest.mark.parametrize("path", sorted((PACKAGE / "_runtime").glob("*.py")), ids=lambda p: p.name)
+def test_the_runtime_knows_threads_not_mcp(path: Path) -> None:
+    assert not any("_protocol" in name or "client" in name for name in imports_of(path))
+
+
+# ---------------------------------------------------------------------------- jsonrpc
+
+
+def test_encoding_survives_a_lone_surrogate_and_stays_one_ascii_line() -> None:
+    data = jsonrpc.encode({"jsonrpc": "2.0", "id": 1, "result": {"state": "a\ud800b\nc\u2028"}})
+    assert data.endswith(b"\n") and data.count(b"\n") == 1
+    data.decode("ascii")
+    assert json.loads(data)["result"]["state"] == "a\ud800b\nc\u2028"
+
+
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(), lambda c: st.lists(c) | st.dictionaries(st.text(), c), max_leaves=20))
+def test_any_json_value_encodes_to_one_line_and_round_trips(value: Any) -> None:
+    data = jsonrpc.encode({"v": value})
+    assert data.count(b"\n") == 1
+    assert jsonrpc.decode(data) == {"v": value}
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), {1, 2}, object()])
+def test_values_json_cannot_carry_are_refused_by_the_encoder(bad: Any) -> None:
+    with pytest.raises((TypeError, ValueError)):
+        jsonrpc.encode({"v": bad})
+
+
+@pytest.mark.parametrize(
+    "message, kind",
+    [
+        ({"jsonrpc": "2.0", "id": 0, "method": "ping"}, jsonrpc.REQUEST),
+        ({"jsonrpc": "2.0", "id": "", "method": "ping"}, jsonrpc.REQUEST),
+        ({"jsonrpc": "2.0", "method": "notifications/x"}, jsonrpc.NOTIFICATION),
+        ({"jsonrpc": "2.0", "id": 0, "result": {}}, jsonrpc.RESPONSE),
+        ({"jsonrpc": "2.0", "id": None, "error": {}}, jsonrpc.RESPONSE),
+        ({"jsonrpc": "2.0", "id": 1}, jsonrpc.INVALID),
+        ({"jsonrpc": "2.0", "method": 5}, jsonrpc.INVALID),
+        ([], jsonrpc.INVALID),
+    ],
+)
+def test_classify(message: Any, kind: str) -> None:
+    assert jsonrpc.classify(message) == kind
+
+
+def test_ids_one_and_string_one_are_different_keys() -> None:
+    assert jsonrpc.id_key(1) != jsonrpc.id_key("1")
+    assert jsonrpc.is_valid_id(0) and jsonrpc.is_valid_id("") and not jsonrpc.is_valid_id(True)
+
+
+# ---------------------------------------------------------------------------- versions and capabilities
+
+
+@pytest.mark.parametrize(
+    "version, sampling, modes, roots, tools, context, expected",
+    [
+        ("2025-11-25", False, None, False, False, False, {}),
+        ("2025-11-25", True, None, False, True, True, {"sampling": {"context": {}, "tools": {}}}),
+        ("2025-06-18", True, None, False, True, True, {"sampling": {}}),
+        ("2025-11-25", False, ("form",), False, False, False, {"elicitation": {"form": {}}}),
+        ("2025-11-25", False, ("url",), False, False, False, {"elicitation": {"url": {}}}),
+        ("2025-06-18", False, ("form", "url"), False, False, False, {"elicitation": {}}),
+        ("2025-11-25", False, None, True, False, False, {"roots": {"listChanged": True}}),
+    ],
+)
+def test_client_capabilities(version: str, sampling: bool, modes: Any, roots: bool, tools: bool, context: bool, expected: dict[str, Any]) -> None:
+    caps = v.client_capabilities(version=version, sampling=sampling, elicitation_modes=modes, roots=roots, sampling_tools=tools, sampling_context=context)
+    assert caps == expected
+
+
+@pytest.mark.parametrize("answered", ["2025-11-25", "2025-06-18", "2025-03-26"])
+def test_legacy_versions_are_accepted(answered: str) -> None:
+    version, caps = v.accept_initialize_result({"protocolVersion": answered, "capabilities": {"tools": {}}}, None)
+    assert (version, caps) == (answered, {"tools": {}})
+
+
+@pytest.mark.parametrize(
+    "result, forced",
+    [
+        ({"protocolVersion": "2024-11-05"}, None),
+        ({"protocolVersion": "2026-07-28"}, None),
+        ({"protocolVersion": 20251125}, None),
+        ({}, None),
+        ([], None),
+        ({"protocolVersion": "2025-11-25"}, "2025-06-18"),
+    ],
+)
+def test_other_initialize_results_are_protocol_violations(result: Any, forced: Any) -> None:
+    with pytest.raises(v.ProtocolViolation):
+        v.accept_initialize_result(result, forced)
+
+
+def test_a_2025_03_26_session_has_no_elicitation() -> None:
+    caps = {"sampling": {}, "elicitation": {}, "roots": {}}
+    assert v.declared_kinds(caps, "2025-03-26") == {"sampling", "roots"}
+    assert v.declared_kinds(caps, "2025-11-25") == {"sampling", "elicitation", "roots"}
+
+
+@pytest.mark.parametrize(
+    "method, params, problem",
+    [
+        ("roots/list", None, None),
+        ("roots/list", {}, None),
+        ("roots/list", [], "params is not an object"),
+        ("sampling/createMessage", {"messages": [], "maxTokens": 1}, None),
+        ("sampling/createMessage", {"maxTokens": 1}, "messages missing"),
+        ("sampling/createMessage", {"messages": []}, "maxTokens missing"),
+        ("elicitation/create", {"message": "m", "requestedSchema": {}}, None),
+        ("elicitation/create", {"message": "m"}, "requestedSchema missing"),
+        ("elicitation/create", {"mode": "url", "message": "m", "url": "u", "elicitationId": "e"}, None),
+        ("elicitation/create", {"mode": "url", "message": "m", "url": "u"}, "elicitationId missing"),
+        ("elicitation/create", None, "params missing"),
+    ],
+)
+def test_missing_params(method: str, params: Any, problem: Any) -> None:
+    assert v.missing_param(method, params) == problem
+
+
+# ---------------------------------------------------------------------------- inbox
+
+
+def test_the_inbox_lets_exactly_one_answer_through() -> None:
+    inbox: LegacyInbox[str] = LegacyInbox()
+    assert inbox.admit(0, "a")
+    assert not inbox.admit(0, "again")  # duplicate of an open id
+    assert inbox.admit("0", "b") and inbox.admit("", "c")
+    assert inbox.settle(0) == "a"
+    assert inbox.settle(0) is None  # a late second answer is dropped
+    assert inbox.cancel("") == "c"
+    assert inbox.settle("") is None  # cancelled: no answer at all
+    assert inbox.open_ids() == ["0"]
+    assert inbox.admit(0, "reused after the answer")  # a finished id may come again
+    assert len(inbox) == 2
+
+
+@given(st.lists(st.tuples(st.sampled_from(["admit", "settle", "cancel"]), st.one_of(st.integers(0, 3), st.sampled_from(["", "0", "1"])))))
+def test_the_inbox_never_answers_an_id_twice_and_stays_bounded(ops: list[tuple[str, Any]]) -> None:
+    inbox: LegacyInbox[int] = LegacyInbox()
+    open_now: set[Any] = set()
+    for n, (op, rid) in enumerate(ops):
+        key = (type(rid), rid)
+        if op == "admit":
+            assert inbox.admit(rid, n) == (key not in open_now)
+            open_now.add(key)
+        elif op == "settle":
+            assert (inbox.settle(rid) is not None) == (key in open_now)
+            open_now.discard(key)
+        else:
+            assert (inbox.cancel(rid) is not None) == (key in open_now)
+            open_now.discard(key)
+        assert len(inbox) == len(open_now) <= 8
+
+
+# ---------------------------------------------------------------------------- call clock
+
+
+def test_the_call_timeout_counts_only_time_not_paused() -> None:
+    clock = CallClock(now=100.0, timeout=60.0, max_total=600.0)
+    assert clock.remaining(100.0) == 60.0
+    clock.pause(110.0)  # a tied request arrives after 10 s
+    assert clock.expired(500.0) is None  # paused: no timeout
+    clock.pause(200.0)  # overlapping tied request: one pause
+    clock.resume(300.0)
+    assert clock.paused
+    clock.resume(410.0)  # paused 110..410
+    assert clock.waited(410.0) == pytest.approx(10.0)
+    assert clock.expired(459.0) is None
+    assert clock.expired(460.0) == TIMEOUT
+
+
+def test_max_total_timeout_bounds_a_paused_call() -> None:
+    clock = CallClock(now=0.0, timeout=60.0, max_total=100.0)
+    clock.pause(1.0)
+    assert clock.remaining(50.0) == pytest.approx(50.0)
+    assert clock.expired(100.0) == MAX_TOTAL
+
+
+def test_an_unmatched_resume_is_ignored() -> None:
+    clock = CallClock(now=0.0, timeout=10.0, max_total=100.0)
+    clock.resume(5.0)
+    assert not clock.paused and clock.expired(10.0) == TIMEOUT

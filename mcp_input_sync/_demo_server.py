@@ -61,6 +61,8 @@ import threading
 from collections.abc import Callable
 from typing import Any, BinaryIO, Final
 
+from .reflect import LEVELS
+
 __all__ = ["LEGACY_VERSIONS", "REQUEST_TIMEOUT", "SERVER_INFO", "TOOLS", "main", "serve"]
 
 JSONObject = dict[str, Any]
@@ -79,16 +81,7 @@ INSTRUCTIONS: Final = (
 #: Seconds a tool waits for the client's answer to one of its requests.
 REQUEST_TIMEOUT: Final = 900.0
 
-_LEVELS: Final[tuple[str, ...]] = (
-    "debug",
-    "info",
-    "notice",
-    "warning",
-    "error",
-    "critical",
-    "alert",
-    "emergency",
-)
+_LEVELS: Final[tuple[str, ...]] = LEVELS
 
 #: The tools as ``tools/list`` returns them.
 TOOLS: Final[list[JSONObject]] = [

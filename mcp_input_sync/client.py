@@ -612,11 +612,16 @@ class Client:
 
     def _shut_down(self, timeout: float, was_open: bool) -> None:
         budget = RealBudget(timeout)
+        # 1. Own calls fail first, so a response racing the shutdown is not returned.
+        calls = self._calls.close()
+        for call in calls:
+            call.failure = ClientError("closed", f"{call.method} was cancelled: the client closed")
+            call.done.set()
+        # 2. Server requests still open get -32603, then their tokens are set.
         if self._responder is not None:
             self._responder.close(answer=was_open)
-        for call in self._calls.close():
-            for tied in list(call.tied):
-                tied.token.cancel("closed")
+        # 3. The server is told the calls are cancelled.
+        for call in calls:
             if was_open and call.method != "initialize":
                 try:
                     self._transport.send(
@@ -624,8 +629,6 @@ class Client:
                     )
                 except TransportClosed:
                     pass
-            call.failure = ClientError("closed", f"{call.method} was cancelled: the client closed")
-            call.done.set()
         if was_open:
             self._transport.close(budget.take(budget.left * 0.7))
         if self._watchdog is not None:

@@ -14,6 +14,7 @@ from types import MappingProxyType
 from typing import Any, Mapping, Optional
 
 from .handler import InputHandler
+from .reflect import LEVELS
 
 #: Seconds each kind of callback may run before the server gets -32603.
 DEFAULT_HANDLER_TIMEOUT: Mapping[str, float] = MappingProxyType(
@@ -26,7 +27,7 @@ DEFAULT_SAMPLING: Mapping[str, Any] = MappingProxyType(
 #: Defaults of the ``elicitation`` option's keys.
 DEFAULT_ELICITATION: Mapping[str, Any] = MappingProxyType({"origin": None})
 #: RFC 5424 levels, as MCP names them.
-LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+LOG_LEVELS = LEVELS
 PROTOCOL_CHOICES = ("auto", "legacy", "modern")
 
 _NAMES = frozenset(

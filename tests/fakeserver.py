@@ -16,9 +16,9 @@ import queue
 import threading
 from typing import Any, Callable, Optional
 
-from mcp_input_sync.transports import MemoryPeer, memory_pair, MemoryTransport
+from mcp_input_sync.transports import MemoryPeer, MemoryTransport, memory_pair
 
-from . import wire_schema
+from .recorder import Recorder, _key
 
 JsonDict = dict[str, Any]
 Tool = Callable[["ToolContext"], JsonDict]
@@ -70,13 +70,11 @@ class FakeServer:
         self.tools: dict[str, Tool] = dict(tools or {})
         self.answer_initialize = answer_initialize
         self.negotiated: Optional[str] = None
-        self.received: list[JsonDict] = []
-        self.schema_errors: list[str] = []
+        #: Both directions, with every client message validated against the schema.
+        self.recorder = Recorder()
         self._ids = itertools.count(1000)
         self._waiters: dict[Any, "queue.SimpleQueue[JsonDict]"] = {}
-        self._asked: dict[Any, str] = {}
         self._lock = threading.Lock()
-        self._cond = threading.Condition(self._lock)
         self._calls: dict[Any, ToolContext] = {}
         self._threads: list[threading.Thread] = []
         self.log_level: Optional[str] = None
@@ -85,8 +83,20 @@ class FakeServer:
 
     # -- server -> client ----------------------------------------------------
 
-    def send(self, message: JsonDict) -> None:
+    def send(self, message: Any) -> None:
+        """Send a message (a dict, or raw bytes sent as they are) to the client."""
+        if isinstance(message, dict):
+            self.recorder.note_inbound(message)
         self.peer.send(message)
+
+    @property
+    def received(self) -> list[JsonDict]:
+        """Every message the client sent, in order."""
+        return self.recorder.sent
+
+    @property
+    def schema_errors(self) -> list[str]:
+        return self.recorder.schema_errors
 
     def request(self, method: str, params: Optional[JsonDict] = None, *, timeout: float = 5.0, id: Any = None) -> JsonDict:
         """Send a request and wait (bounded) for the client's response message."""
@@ -94,11 +104,10 @@ class FakeServer:
         box: "queue.SimpleQueue[JsonDict]" = queue.SimpleQueue()
         with self._lock:
             self._waiters[_key(request_id)] = box
-            self._asked[_key(request_id)] = method
         msg: JsonDict = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None:
             msg["params"] = params
-        self.peer.send(msg)
+        self.send(msg)
         try:
             return box.get(timeout=timeout)
         except queue.Empty:
@@ -109,18 +118,16 @@ class FakeServer:
 
     def send_request(self, request_id: Any, method: str, params: Optional[JsonDict] = None) -> None:
         """Send a request without waiting; its answer lands in ``received``."""
-        with self._lock:
-            self._asked[_key(request_id)] = method
         msg: JsonDict = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None:
             msg["params"] = params
-        self.peer.send(msg)
+        self.send(msg)
 
     def notify(self, method: str, params: Optional[JsonDict] = None) -> None:
         msg: JsonDict = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             msg["params"] = params
-        self.peer.send(msg)
+        self.send(msg)
 
     def close(self) -> None:
         """Hang up (the client sees EOF)."""
@@ -129,21 +136,14 @@ class FakeServer:
     # -- observing -----------------------------------------------------------
 
     def wait_for(self, predicate: Callable[[JsonDict], bool], timeout: float = 5.0, count: int = 1) -> list[JsonDict]:
-        """Wait (bounded) until ``count`` received messages match ``predicate``."""
-        with self._cond:
-            ok = self._cond.wait_for(lambda: len([m for m in self.received if predicate(m)]) >= count, timeout)
-            found = [m for m in self.received if predicate(m)]
-        if not ok:
-            raise TimeoutError(f"only {len(found)} of {count} expected messages within {timeout} s: {found[-3:]}")
-        return found
+        """Wait (bounded) until ``count`` messages the client sent match ``predicate``."""
+        return self.recorder.wait_for(predicate, timeout=timeout, count=count)
 
     def answers_to(self, request_id: Any) -> list[JsonDict]:
-        with self._lock:
-            return [m for m in self.received if "method" not in m and _same_id(m.get("id"), request_id)]
+        return [m for m in list(self.received) if "method" not in m and _same_id(m.get("id"), request_id)]
 
     def messages(self, method: str) -> list[JsonDict]:
-        with self._lock:
-            return [m for m in self.received if m.get("method") == method]
+        return [m for m in list(self.received) if m.get("method") == method]
 
     # -- loop ----------------------------------------------------------------
 
@@ -155,7 +155,7 @@ class FakeServer:
                 continue
             if msg is None:
                 break
-            self._record(msg)
+            self.recorder.note_sent(msg)
             if "method" in msg and "id" in msg:
                 self._on_request(msg)
             elif "method" in msg:
@@ -169,21 +169,6 @@ class FakeServer:
             for ctx in self._calls.values():
                 ctx.cancelled.set()
 
-    def _record(self, msg: JsonDict) -> None:
-        version = self.negotiated or (msg.get("params") or {}).get("protocolVersion") or "2025-11-25"
-        answering = None
-        if "method" not in msg:
-            with self._lock:
-                answering = self._asked.get(_key(msg.get("id")))
-        if wire_schema.schemas_available():
-            try:
-                wire_schema.validate_client_message(msg, version, answering=answering)
-            except AssertionError as exc:
-                self.schema_errors.append(f"{msg}: {exc}")
-        with self._cond:
-            self.received.append(msg)
-            self._cond.notify_all()
-
     def _on_request(self, msg: JsonDict) -> None:
         method = msg["method"]
         rid = msg["id"]
@@ -192,7 +177,7 @@ class FakeServer:
             if not self.answer_initialize:
                 return
             offered = params.get("protocolVersion")
-            self.negotiated = self.version or offered
+            self.negotiated = self.recorder.version = self.version or offered
             self.send(
                 {
                     "jsonrpc": "2.0",
@@ -261,10 +246,6 @@ class ToolError(Exception):
 
 def result_allowed(ctx: ToolContext) -> bool:
     return not ctx.cancelled.is_set()
-
-
-def _key(request_id: Any) -> Any:
-    return (type(request_id).__name__, request_id)
 
 
 def _same_id(a: Any, b: Any) -> bool:

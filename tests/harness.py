@@ -18,64 +18,13 @@ import mcp_input_sync as mis
 from mcp_input_sync.transports import StdioTransport
 from mcp_input_sync.transports.base import OnClose, OnMessage
 
-from . import wire_schema
 from .fakeserver import STANDARD_TOOLS, FakeServer
+from .recorder import Recorder, _key
 
 PEERS_DIR = Path(__file__).parent / "peers"
 SDK_SERVER = [sys.executable, str(PEERS_DIR / "sdk_legacy_server.py")]
 
 JsonDict = dict[str, Any]
-
-
-def _key(request_id: Any) -> Any:
-    return (type(request_id).__name__, request_id)
-
-
-class Recorder:
-    """Records both directions and validates what the client sends."""
-
-    def __init__(self) -> None:
-        self.sent: list[JsonDict] = []
-        self.inbound: list[JsonDict] = []
-        self.schema_errors: list[str] = []
-        self.version: Optional[str] = None
-        self._asked: dict[Any, str] = {}
-        self._cond = threading.Condition()
-
-    def on_inbound(self, data: bytes) -> None:
-        try:
-            msg = json.loads(data)
-        except ValueError:
-            return
-        if isinstance(msg, dict):
-            with self._cond:
-                if "method" in msg and "id" in msg:
-                    self._asked[_key(msg["id"])] = msg["method"]
-                self.inbound.append(msg)
-                self._cond.notify_all()
-
-    def on_sent(self, data: bytes) -> None:
-        msg = json.loads(data)
-        version = self.version or (msg.get("params") or {}).get("protocolVersion") or "2025-11-25"
-        with self._cond:
-            answering = None if "method" in msg else self._asked.get(_key(msg.get("id")))
-        if wire_schema.schemas_available():
-            try:
-                wire_schema.validate_client_message(msg, version, answering=answering)
-            except AssertionError as exc:
-                self.schema_errors.append(f"{msg}: {exc}")
-        with self._cond:
-            self.sent.append(msg)
-            self._cond.notify_all()
-
-    def wait_for(self, predicate: Callable[[JsonDict], bool], *, sent: bool = True, timeout: float = 10.0, count: int = 1) -> list[JsonDict]:
-        with self._cond:
-            box = self.sent if sent else self.inbound
-            ok = self._cond.wait_for(lambda: sum(1 for m in box if predicate(m)) >= count, timeout)
-            found = [m for m in box if predicate(m)]
-        if not ok:
-            raise TimeoutError(f"{len(found)} of {count} expected messages within {timeout} s")
-        return found
 
 
 class RecordingStdio(StdioTransport):
@@ -111,24 +60,8 @@ class Peer:
     def client(self, handler: Optional[mis.InputHandler] = None, *, open: bool = True, **options: Any) -> mis.Client:
         if self.kind == "memory":
             self.fake = FakeServer(tools=STANDARD_TOOLS)
+            self.recorder = self.fake.recorder
             transport: Any = self.fake.transport
-            rec = self.recorder
-            inner_start = transport.start
-            inner_send = transport.send
-
-            def start(on_message: OnMessage, on_close: OnClose) -> None:
-                def tap(data: bytes) -> None:
-                    rec.on_inbound(data)
-                    on_message(data)
-
-                inner_start(tap, on_close)
-
-            def send(data: bytes) -> None:
-                inner_send(data)
-                rec.on_sent(data)
-
-            transport.start = start
-            transport.send = send
         else:
             transport = RecordingStdio(SDK_SERVER, self.recorder)
         client = mis.Client(transport, handler=handler, **options)

@@ -136,7 +136,7 @@ def test_capabilities_are_advertised_from_the_overridden_methods_only(peer: Peer
     init = peer.sent_method("initialize")[0]
     assert init["params"]["capabilities"] == expected
     assert init["params"]["protocolVersion"] == "2025-11-25"
-    assert peer.sent_method("notifications/initialized")
+    peer.recorder.wait_for(lambda m: m.get("method") == "notifications/initialized")
 
 
 def test_an_undeclared_kind_gets_method_not_found_before_any_callback(peer: Peer) -> None:

@@ -10,6 +10,7 @@ is written, and the inbox lets exactly one answer through per request id.
 from __future__ import annotations
 
 import logging
+from functools import partial
 from typing import Any, Callable, Optional
 
 from . import _clock
@@ -157,8 +158,8 @@ class LegacyResponder:
 
     # ------------------------------------------------------------------ worker thread
 
-    def _run(self, entry: Inbound, params: Any) -> None:
-        """Worker thread: run the handler and answer."""
+    def _run(self, entry: Inbound, params: Any) -> Callable[[], object]:
+        """Worker thread: run the handler; return the answer to write once the slot is free."""
         handler = self.handler
         assert handler is not None
         request_id = entry.id
@@ -185,17 +186,14 @@ class LegacyResponder:
             else:
                 value = handler.list_roots(ctx)
         except InputRefused as refusal:
-            self.answer(entry, jsonrpc.error(request_id, refusal.code, refusal.message, refusal.data))
-            return
+            return partial(self.answer, entry, jsonrpc.error(request_id, refusal.code, refusal.message, refusal.data))
         except Exception:
             log.exception("mcp_input_sync: %s callback for server %s raised; answered -32603", entry.method, self.server_id)
-            self.answer(entry, jsonrpc.error(request_id, jsonrpc.INTERNAL_ERROR, "the input handler failed"))
-            return
+            return partial(self.answer, entry, jsonrpc.error(request_id, jsonrpc.INTERNAL_ERROR, "the input handler failed"))
         if type(value) is not dict:
             log.error("mcp_input_sync: %s callback returned %s, not a dict; answered -32603", entry.method, type(value).__name__)
-            self.answer(entry, jsonrpc.error(request_id, jsonrpc.INTERNAL_ERROR, "the input handler returned an invalid answer"))
-            return
-        self.answer(entry, jsonrpc.result(request_id, value), count="served")
+            return partial(self.answer, entry, jsonrpc.error(request_id, jsonrpc.INTERNAL_ERROR, "the input handler returned an invalid answer"))
+        return partial(self.answer, entry, jsonrpc.result(request_id, value), "served")
 
     # ------------------------------------------------------------------ answering
 

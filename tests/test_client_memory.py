@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import pickle
 import sys
@@ -13,6 +14,7 @@ import pytest
 import mcp_input_sync as mis
 
 from .fakeserver import STANDARD_TOOLS, FakeServer, ToolContext, text_result
+from .harness import PEERS_DIR
 from .test_legacy_requests import Recording, in_thread, wait_idle
 
 JsonDict = dict[str, Any]
@@ -477,3 +479,21 @@ def test_exceptions_pickle() -> None:
     assert (refused.code, refused.message, refused.data) == (-1, "no", {"x": 1})
     with pytest.raises(ValueError):
         mis.ClientError("nonsense", "x")
+
+
+def test_a_server_keeping_the_cap_full_is_never_answered_busy() -> None:
+    """The slot is free before the answer is written, so the server's next request finds it.
+
+    A fast stdio server keeps exactly ``max_server_requests`` elicitations open,
+    sending the next one the moment it reads an answer.
+    """
+
+    class Quick(mis.InputHandler):
+        def handle_elicitation(self, params: JsonDict, ctx: mis.InputContext) -> JsonDict:
+            return {"action": "accept", "content": {"answer": "ok"}}
+
+    server = [sys.executable, str(PEERS_DIR / "window_server.py")]
+    with mis.connect_stdio(server, handler=Quick(), max_server_requests=4) as client:
+        result = client.call_tool("elicit_window", {"n": 2000, "window": 4})
+        assert json.loads(result["content"][0]["text"]) == {"accepted": 2000, "errors": {}}
+        assert client.stats["served"] == 2000

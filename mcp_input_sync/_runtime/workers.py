@@ -4,7 +4,12 @@ It has the submit/shutdown shape of ``concurrent.futures.ThreadPoolExecutor``
 but its workers are daemon threads, so a callback that never returns cannot
 keep the interpreter from exiting (behaviour.md section 11). A slot is taken
 with :meth:`try_acquire` (never blocking: the caller refuses at once when
-none is free) and released only when the job's thread really returns.
+none is free) and released only when the job really returns.
+
+A job may return a follow-up callable, run on the same worker right after
+the slot is released: the client writes a callback's answer there, so the
+slot is already free when the server, having read the answer, sends its next
+request.
 """
 
 from __future__ import annotations
@@ -18,7 +23,8 @@ from . import RealBudget, start_thread
 
 log = logging.getLogger("mcp_input_sync")
 
-Job = Callable[[], None]
+FollowUp = Optional[Callable[[], object]]
+Job = Callable[[], FollowUp]
 
 
 class HandlerPool:
@@ -63,16 +69,23 @@ class HandlerPool:
                 return
             job, label = item
             self._running[me] = label
+            follow_up: FollowUp = None
             try:
-                job()
+                follow_up = job()
             except BaseException:  # a job must never kill its worker
                 log.exception("mcp_input_sync: worker job %s failed", label)
             finally:
                 self._running.pop(me, None)
                 del item, job
-                with self._lock:
-                    self._idle += 1
                 self._slots.release()
+            if follow_up is not None:
+                try:
+                    follow_up()
+                except BaseException:
+                    log.exception("mcp_input_sync: follow-up of worker job %s failed", label)
+                del follow_up
+            with self._lock:
+                self._idle += 1
 
     def shutdown(self, budget: RealBudget) -> list[str]:
         """Stop idle workers and wait for busy ones within ``budget``.

@@ -126,6 +126,10 @@ class CallTable:
         with self.lock:
             return call.clock.expired(now), call.clock.remaining(now)
 
+    def has_calls(self) -> bool:
+        """True while at least one call is in flight (a sampling request is not idle)."""
+        return self._calls > 0
+
     def by_progress(self, token: Any) -> Optional[Call]:
         if not isinstance(token, str):
             return None

@@ -10,13 +10,15 @@ is written, and the inbox lets exactly one answer through per request id.
 from __future__ import annotations
 
 import logging
+import threading
 from functools import partial
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Union
 
 from . import _clock
 from ._calls import Call, CallTable
 from ._protocol import jsonrpc
 from ._protocol import versions as v
+from ._protocol.checks import InputChecks, Prepared, Refusal
 from ._protocol.inbox import LegacyInbox
 from ._protocol.jsonrpc import JsonDict, RequestId
 from ._runtime.watchdog import Timer, Watchdog
@@ -30,6 +32,8 @@ from .transports.base import TransportClosed
 log = logging.getLogger("mcp_input_sync")
 
 Send = Callable[[bytes], None]
+
+BUSY = Refusal("busy", jsonrpc.SERVER_ERROR, "busy: too many requests in flight")
 
 
 class Inbound:
@@ -62,8 +66,12 @@ class LegacyResponder:
         watchdog: Watchdog,
         client_name: str,
         server_id: str,
+        checks: InputChecks,
     ) -> None:
         self.handler = handler
+        #: The check pipeline (shared with the modern era); its budget is guarded by ``budget_lock``.
+        self.checks = checks
+        self.budget_lock = threading.Lock()
         self.options = options
         self.calls = calls
         self.stats = stats
@@ -72,8 +80,6 @@ class LegacyResponder:
         self.watchdog = watchdog
         self.client_name = client_name
         self.server_id = server_id
-        #: The input kinds the server may ask for (set by the handshake).
-        self.declared: frozenset[str] = frozenset()
         self.era: Optional[str] = None
         self.inbox: LegacyInbox[Inbound] = LegacyInbox()
         self.closing = False
@@ -86,10 +92,24 @@ class LegacyResponder:
         except TransportClosed:
             log.debug("mcp_input_sync: could not answer %r: transport closed", message.get("id"))
 
-    def refuse(self, request_id: RequestId, kind: str, check: str, code: int, message: str) -> None:
-        """Answer a request at once with an error, counting the check that refused it."""
-        self.stats.refuse(kind, check)
-        self._send_message(jsonrpc.error(request_id, code, message))
+    def refuse(self, request_id: RequestId, kind: str, refusal: Refusal) -> None:
+        """Answer a request at once with the refusal's error, count it and log it."""
+        self.note_refusal(kind, refusal)
+        self._send_message(jsonrpc.error(request_id, refusal.code, refusal.message))
+
+    def note_refusal(self, kind: str, refusal: Refusal) -> None:
+        """Count a refusal and log it as a structured record (server_id, kind, check, code)."""
+        self.stats.refuse(kind, refusal.check)
+        log.warning(
+            "mcp_input_sync: refused %s request from server %s: %s (check %s, code %d)%s",
+            kind,
+            self.server_id,
+            refusal.message,
+            refusal.check,
+            refusal.code,
+            f": {refusal.detail}" if refusal.detail else "",
+            extra={"server_id": self.server_id, "kind": kind, "check": refusal.check, "code": refusal.code},
+        )
 
     def invalid(self, message: JsonDict) -> None:
         """A message that is neither a request, a notification nor a response."""
@@ -115,23 +135,22 @@ class LegacyResponder:
         if method == "ping":
             self._send_message(jsonrpc.result(request_id, {}))
             return
-        kind = v.INPUT_METHODS.get(method)
-        if kind is None:
-            self.refuse(request_id, "other", "method", jsonrpc.METHOD_NOT_FOUND, f"method not found: {method}")
-            return
-        if kind not in self.declared:
-            self.refuse(request_id, kind, "capability", jsonrpc.METHOD_NOT_FOUND, f"client does not support {method}")
-            return
-        problem = v.missing_param(method, params)
-        if problem is not None:
-            self.refuse(request_id, kind, "malformed", jsonrpc.INVALID_PARAMS, f"invalid params: {problem}")
+        checks = self.checks
+        kind = v.INPUT_METHODS.get(method, "other")
+        refusal = checks.before(method, params)
+        if refusal is None:
+            now = _clock.monotonic()
+            with self.budget_lock:
+                refusal = checks.budget([kind], now)
+        prepared: Union[Refusal, Prepared] = refusal if refusal is not None else checks.prepare(method, params, in_flight=self.calls.has_calls())
+        if isinstance(prepared, Refusal):
+            self.refuse(request_id, kind, prepared)
             return
         pool = self.pool
         if not pool.try_acquire():
-            self.refuse(request_id, kind, "busy", jsonrpc.SERVER_ERROR, "busy: too many requests in flight")
+            self.refuse(request_id, kind, BUSY)
             return
         entry = Inbound(request_id, method, kind)
-        now = _clock.monotonic()
         with self.stats.lock:
             admitted = not self.closing and self.inbox.admit(request_id, entry)
         if not admitted:
@@ -141,7 +160,7 @@ class LegacyResponder:
         limit = self.options.handler_timeout[kind]
         entry.timer = self.watchdog.schedule(now + limit, lambda: self._timed_out(entry, limit))
         try:
-            pool.submit(lambda: self._run(entry, params), f"{method} {request_id!r}")
+            pool.submit(lambda: self._run(entry, prepared), f"{method} {request_id!r}")
         except RuntimeError:  # the pool shut down meanwhile
             self.answer(entry, jsonrpc.error(request_id, jsonrpc.INTERNAL_ERROR, "the client is closing"))
 
@@ -158,31 +177,33 @@ class LegacyResponder:
 
     # ------------------------------------------------------------------ worker thread
 
-    def _run(self, entry: Inbound, params: Any) -> Callable[[], object]:
+    def _run(self, entry: Inbound, prepared: Prepared) -> Callable[[], object]:
         """Worker thread: run the handler; return the answer to write once the slot is free."""
         handler = self.handler
         assert handler is not None
         request_id = entry.id
         kind = entry.kind
-        call_params: JsonDict = params if type(params) is dict else {}
         call = entry.call
-        mode: Optional[str] = None
-        if kind == "elicitation":
-            mode = "url" if call_params.get("mode") == "url" else "form"
+        url = prepared.url
         ctx = InputContext(
             client=self.client_name,
             server_id=self.server_id,
             era=self.era,
             assigns=call.assigns if call is not None else self.options.assigns,
             related_request_id=call.id if call is not None else None,
-            mode=mode,
+            mode=prepared.mode,
+            url=url.url if url is not None else None,
+            host=url.host if url is not None else None,
+            idn=url.idn if url is not None else None,
+            origin_mismatch=url.origin_mismatch if url is not None else None,
+            fields=prepared.fields,
             token=entry.token,
         )
         try:
             if kind == "elicitation":
-                value = handler.handle_elicitation(call_params, ctx)
+                value = handler.handle_elicitation(prepared.params, ctx)
             elif kind == "sampling":
-                value = handler.handle_sampling(call_params, ctx)
+                value = handler.handle_sampling(prepared.params, ctx)
             else:
                 value = handler.list_roots(ctx)
         except InputRefused as refusal:
@@ -190,10 +211,13 @@ class LegacyResponder:
         except Exception:
             log.exception("mcp_input_sync: %s callback for server %s raised; answered -32603", entry.method, self.server_id)
             return partial(self.answer, entry, jsonrpc.error(request_id, jsonrpc.INTERNAL_ERROR, "the input handler failed"))
-        if type(value) is not dict:
-            log.error("mcp_input_sync: %s callback returned %s, not a dict; answered -32603", entry.method, type(value).__name__)
-            return partial(self.answer, entry, jsonrpc.error(request_id, jsonrpc.INTERNAL_ERROR, "the input handler returned an invalid answer"))
-        return partial(self.answer, entry, jsonrpc.result(request_id, value), "served")
+        verdict = self.checks.answer(prepared, value)
+        if isinstance(verdict, Refusal):
+            self.note_refusal(kind, verdict)
+            return partial(self.answer, entry, jsonrpc.error(request_id, verdict.code, verdict.message))
+        for note in prepared.notes:
+            log.warning("mcp_input_sync: %s answer to server %s: %s", entry.method, self.server_id, note)
+        return partial(self.answer, entry, jsonrpc.result(request_id, verdict), "served")
 
     # ------------------------------------------------------------------ answering
 

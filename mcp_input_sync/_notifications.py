@@ -12,8 +12,9 @@ import logging
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from . import reflect
+from . import _clock, reflect
 from ._calls import CallTable
+from ._protocol.budget import TokenBucket
 from ._protocol.jsonrpc import JsonDict
 from ._runtime.notify import NotificationPump
 from ._stats import Stats
@@ -86,6 +87,8 @@ class NotificationRouter:
         self.has_notification_hook = overrides(handler, "handle_notification")
         self._subscribers: tuple[Subscription, ...] = ()
         self._lock = threading.Lock()
+        #: The log rate limit (set when the client opens); guarded by ``_lock``.
+        self.log_budget: Optional[TokenBucket] = None
 
     # ------------------------------------------------------------------ subscribers
 
@@ -114,6 +117,14 @@ class NotificationRouter:
             self._progress(params)
             return
         if method == "notifications/message":
+            budget = self.log_budget
+            if budget is not None:
+                now = _clock.monotonic()
+                with self._lock:
+                    allowed = budget.take(1, now)
+                if not allowed:
+                    self.stats.add("logs_dropped")
+                    return
             self._post(self._deliver_log, params)
         else:
             self._post(self._deliver, method, params)

@@ -38,7 +38,9 @@ from ._legacy import LegacyResponder
 from ._notifications import NotificationRouter, Subscriber, Subscription
 from ._protocol import jsonrpc
 from ._protocol import versions as v
+from ._protocol.budget import TokenBucket
 from ._protocol.calls import MAX_TOTAL, CallClock
+from ._protocol.checks import CheckConfig, InputChecks
 from ._protocol.jsonrpc import JsonDict
 from ._runtime import RealBudget
 from ._runtime.notify import NotificationPump
@@ -174,7 +176,9 @@ class Client:
                 watchdog=self._watchdog,
                 client_name=self.name,
                 server_id=self.server_id,
+                checks=InputChecks(CheckConfig(), *self._opts.input_rate_limit, _clock.monotonic()),
             )
+            self._router.log_budget = TokenBucket(*self._opts.log_rate_limit, _clock.monotonic())
             self._state = ClientState.OPEN
             try:
                 self._transport.start(self._on_line, self._on_transport_closed)
@@ -242,14 +246,14 @@ class Client:
         assert responder is not None
         offered, forced = self._offer()
         caps = self.capabilities(offered)
-        responder.declared = v.declared_kinds(caps, offered)
+        responder.checks.config = self._check_config(offered, caps)
         params = v.initialize_params(offered, caps, {"name": self.name, "version": __version__})
         result = self._request("initialize", params, is_call=False)
         try:
             version, server_caps = v.accept_initialize_result(result, forced)
         except v.ProtocolViolation as exc:
             raise ClientError("protocol", exc.message, data=exc.data) from None
-        responder.declared = v.declared_kinds(caps, version)
+        responder.checks.config = self._check_config(version, caps)
         self.era = responder.era = self._router.era = v.LEGACY
         self.protocol_version = version
         self.server_capabilities = server_caps
@@ -260,6 +264,25 @@ class Client:
         self._send(jsonrpc.notification("notifications/initialized"))
         if self._router.wants_logs:
             self._request_logs()
+
+    def _check_config(self, version: str, caps: JsonDict) -> CheckConfig:
+        """What the check pipeline needs: the session's version and what this client declared."""
+        sampling_caps = caps.get("sampling", {})
+        elicitation_caps = caps.get("elicitation", {})
+        opts = self._opts
+        origin = getattr(self._transport, "origin", None) or opts.elicitation["origin"]
+        return CheckConfig(
+            version=version,
+            kinds=v.declared_kinds(caps, version),
+            modes=frozenset(elicitation_caps) or frozenset({"form"}),
+            sampling_tools="tools" in sampling_caps,
+            sampling_context="context" in sampling_caps,
+            max_tokens=opts.sampling["max_tokens"],
+            allow_idle=opts.sampling["allow_idle"],
+            max_tool_iterations=opts.sampling["max_tool_iterations"],
+            rejection_code=opts.sampling["rejection_code"],
+            origin=origin,
+        )
 
     def _request_logs(self) -> None:
         """Ask the server for logs at ``log_level``, once, when it declares ``logging``."""

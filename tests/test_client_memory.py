@@ -493,7 +493,7 @@ def test_a_server_keeping_the_cap_full_is_never_answered_busy() -> None:
             return {"action": "accept", "content": {"answer": "ok"}}
 
     server = [sys.executable, str(PEERS_DIR / "window_server.py")]
-    with mis.connect_stdio(server, handler=Quick(), max_server_requests=4) as client:
+    with mis.connect_stdio(server, handler=Quick(), max_server_requests=4, input_rate_limit=(float("inf"), 1)) as client:
         result = client.call_tool("elicit_window", {"n": 2000, "window": 4})
         assert json.loads(result["content"][0]["text"]) == {"accepted": 2000, "errors": {}}
         assert client.stats["served"] == 2000

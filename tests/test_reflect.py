@@ -124,9 +124,10 @@ interesting = st.one_of(
 @given(st.text(alphabet=interesting, max_size=60), st.integers(min_value=0, max_value=80))
 def test_idempotent_and_matches_model(value: str, limit: int) -> None:
     once = reflect.text(value, limit)
-    assert reflect.text(once, limit) == once
+    assert not any(ord(ch) in DELETED for ch in once)  # never a forbidden code point
+    assert len(once) <= limit  # never past its limit
+    assert reflect.text(once, limit) == once  # idempotent
     assert once == reference(value, limit)
-    assert len(once) <= limit
 
 
 @settings(max_examples=200, deadline=None)

@@ -1,0 +1,32 @@
+"""Token buckets: the input budget and the log rate limit (pure: the caller passes ``now``)."""
+
+from __future__ import annotations
+
+import math
+
+
+class TokenBucket:
+    """``rate`` tokens per second, at most ``burst`` saved; ``rate=inf`` never refuses."""
+
+    __slots__ = ("rate", "burst", "tokens", "stamp")
+
+    def __init__(self, rate: float, burst: int, now: float) -> None:
+        self.rate = rate
+        self.burst = burst
+        self.tokens = float(burst)
+        self.stamp = now
+
+    def take(self, n: int, now: float) -> bool:
+        """Take ``n`` tokens, all or none. True when there were enough."""
+        if math.isinf(self.rate):
+            return True
+        elapsed = now - self.stamp
+        if elapsed > 0:
+            self.tokens = min(float(self.burst), self.tokens + elapsed * self.rate)
+            self.stamp = now
+        elif elapsed < 0:  # the clock went backwards (a test left a freeze): start afresh
+            self.stamp = now
+        if self.tokens >= n:
+            self.tokens -= n
+            return True
+        return False

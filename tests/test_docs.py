@@ -61,3 +61,18 @@ def test_importing_the_package_loads_neither_requests_nor_jsonschema() -> None:
     code = "import sys, mcp_input_sync; print('requests' in sys.modules, 'jsonschema' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.split() == ["False", "False"]
+
+
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+@pytest.mark.parametrize("page", DOCS, ids=[p.name for p in DOCS])
+def test_every_python_block_in_the_docs_compiles(page: Path) -> None:
+    for block in fenced_blocks(page.read_text(), "python"):
+        compile(block, str(page), "exec")
+
+
+@pytest.mark.parametrize("page", DOCS, ids=[p.name for p in DOCS])
+def test_links_between_doc_pages_resolve(page: Path) -> None:
+    for target in re.findall(r"\]\(([^)#:]+\.(?:md|py))(?:#[^)]*)?\)", page.read_text()):
+        assert (page.parent / target).exists(), target

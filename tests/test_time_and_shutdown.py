@@ -157,3 +157,73 @@ def test_close_joins_every_library_thread() -> None:
     client.close()
     assert not [t for t in threading.enumerate() if t.name.startswith("mcp-input-sync-") and t.is_alive()]
     server.close()
+
+
+FORM = {"message": "m", "requestedSchema": {"type": "object", "properties": {}}}
+
+
+class Quick(mis.InputHandler):
+    def handle_elicitation(self, params: JsonDict, ctx: mis.InputContext) -> JsonDict:
+        return {"action": "accept", "content": {}}
+
+    def handle_log(self, entry: JsonDict, ctx: mis.InputContext) -> None:
+        pass
+
+
+def answer_codes(server: FakeServer, ids: range) -> list[Any]:
+    answers = server.wait_for(lambda m: "method" not in m and m.get("id") in ids, count=len(ids))
+    by_id = {a["id"]: a for a in answers}
+    return [by_id[i]["error"]["code"] if "error" in by_id[i] else "ok" for i in ids]
+
+
+def test_the_input_budget_refills_after_a_tick() -> None:
+    with freeze_time("2026-11-29 12:00:00") as frozen:
+        server = FakeServer()
+        with mis.Client(server.transport, handler=Quick(), max_server_requests=64) as client:
+            for i in range(21):
+                server.send_request(i, "elicitation/create", FORM)
+            assert answer_codes(server, range(21)) == ["ok"] * 20 + [-32000]
+            frozen.tick(1.0)  # 10 tokens per second
+            for i in range(100, 111):
+                server.send_request(i, "elicitation/create", FORM)
+            assert answer_codes(server, range(100, 111)) == ["ok"] * 10 + [-32000]
+            frozen.tick(3600)  # never more than the burst of 20
+            for i in range(200, 221):
+                server.send_request(i, "elicitation/create", FORM)
+            assert answer_codes(server, range(200, 221)) == ["ok"] * 20 + [-32000]
+            assert client.stats["refused"]["elicitation"]["budget"] == 3
+        server.close()
+
+
+def test_the_log_rate_limit_refills_after_a_tick() -> None:
+    with freeze_time("2026-11-29 12:00:00") as frozen:
+        server = FakeServer()
+        with mis.Client(server.transport, handler=Quick()) as client:
+
+            def burst(n: int, tag: str) -> None:
+                for _ in range(n):
+                    server.notify("notifications/message", {"level": "info", "data": "x"})
+                server.send_request(tag, "ping")  # answered after the logs were read
+                server.wait_for(lambda m: m.get("id") == tag)
+
+            burst(120, "a")
+            assert (client.stats["logs_dropped"], client.stats["notifications_dropped"]) == (20, 0)
+            frozen.tick(1.0)  # 50 per second
+            burst(60, "b")
+            assert client.stats["logs_dropped"] == 30
+        server.close()
+
+
+def test_two_clients_never_share_a_budget() -> None:
+    servers = [FakeServer(), FakeServer()]
+    clients = [mis.Client(s.transport, handler=Quick(), server_id="same", input_rate_limit=(0.001, 2)).open() for s in servers]
+    try:
+        for server in servers:
+            for i in range(3):
+                server.send_request(i, "elicitation/create", FORM)
+            assert answer_codes(server, range(3)) == ["ok", "ok", -32000]
+    finally:
+        for client in clients:
+            client.close()
+        for server in servers:
+            server.close()

@@ -40,7 +40,7 @@ from ._protocol import jsonrpc
 from ._protocol import versions as v
 from ._protocol.budget import TokenBucket
 from ._protocol.calls import MAX_TOTAL, CallClock
-from ._protocol.checks import CheckConfig, InputChecks
+from ._protocol.checks import CheckConfig, InputChecks, Prepared, Refusal
 from ._protocol.jsonrpc import JsonDict
 from ._runtime import RealBudget
 from ._runtime.notify import NotificationPump
@@ -48,8 +48,8 @@ from ._runtime.watchdog import Watchdog
 from ._runtime.workers import HandlerPool
 from ._stats import Stats
 from ._version import __version__
-from .errors import ClientError
-from .handler import InputHandler, overrides
+from .errors import ClientError, InputRefused
+from .handler import InputContext, InputHandler, overrides
 from .options import Options, seconds
 from .transports.base import Transport, TransportClosed
 
@@ -514,6 +514,74 @@ class Client:
             inbound.token.cancel("call ended")
         if call.method != "initialize":  # initialize must not be cancelled
             self._send_quietly(jsonrpc.notification("notifications/cancelled", {"requestId": call.id, "reason": reason}))
+
+    def handle_url_elicitations(self, error: ClientError) -> list[JsonDict]:
+        """Answer the URL elicitations of a -32042 error through the checks and the handler.
+
+        Each entry of ``error.data["elicitations"]`` (URL mode, with an
+        ``elicitationId``) passes the capability and URL checks first, all of
+        them before any callback; then ``handle_elicitation`` runs for each, in
+        order, on the calling thread, with the client's ``assigns``; each
+        answer is validated. The library never opens a URL: the handler asks
+        the user. Retry the original call once the user is done.
+
+        Returns:
+            The ``ElicitResult`` of each entry, in order.
+
+        Raises:
+            ClientError: ``protocol`` (check ``malformed``) when ``error`` is not
+                a -32042 error with URL elicitations; ``protocol`` (check
+                ``capability``) when the handler does not serve URL elicitation;
+                ``refused`` (check ``url``) for a URL the checks refuse;
+                ``input_handler`` when the handler raises or answers badly.
+        """
+        self._ensure_open()
+        responder = self._responder
+        assert responder is not None
+        data = error.data
+        entries = data.get("elicitations") if error.code == jsonrpc.URL_ELICITATION_REQUIRED and isinstance(data, dict) else None
+        if not isinstance(entries, list) or not all(isinstance(e, dict) and e.get("mode") == "url" for e in entries):
+            raise ClientError("protocol", "not a -32042 error with URL elicitations", check="malformed")
+        checks = responder.checks
+        prepared: list[Prepared] = []
+        for entry in entries:
+            found = checks.before("elicitation/create", entry)
+            step = found if found is not None else checks.prepare("elicitation/create", entry, in_flight=True)
+            if isinstance(step, Refusal):
+                responder.note_refusal("elicitation", step)
+                kind = "refused" if step.check not in ("capability", "malformed", "method") else "protocol"
+                raise ClientError(kind, step.message, code=step.code, check=step.check)
+            prepared.append(step)
+        handler = self._handler
+        assert handler is not None  # the capability check passed
+        answers = []
+        for step in prepared:
+            facts = step.url
+            assert facts is not None
+            ctx = InputContext(
+                client=self.name,
+                server_id=self.server_id,
+                era=self.era,
+                assigns=self._opts.assigns,
+                mode="url",
+                url=facts.url,
+                host=facts.host,
+                idn=facts.idn,
+                origin_mismatch=facts.origin_mismatch,
+            )
+            try:
+                value = handler.handle_elicitation(step.params, ctx)
+            except InputRefused as refusal:
+                raise ClientError("input_handler", refusal.message, code=refusal.code, data=refusal.data) from refusal
+            except Exception as exc:
+                raise ClientError("input_handler", "the input handler failed", code=jsonrpc.INTERNAL_ERROR) from exc
+            verdict = checks.answer(step, value)
+            if isinstance(verdict, Refusal):
+                responder.note_refusal("elicitation", verdict)
+                raise ClientError("input_handler", verdict.message, code=verdict.code, data=verdict.detail, check="answer")
+            self._stats.add("served")
+            answers.append(verdict)
+        return answers
 
     # ------------------------------------------------------------------ writing
 

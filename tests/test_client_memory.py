@@ -497,3 +497,45 @@ def test_a_server_keeping_the_cap_full_is_never_answered_busy() -> None:
         result = client.call_tool("elicit_window", {"n": 2000, "window": 4})
         assert json.loads(result["content"][0]["text"]) == {"accepted": 2000, "errors": {}}
         assert client.stats["served"] == 2000
+
+
+def url_error(*urls: str) -> mis.ClientError:
+    entries = [{"mode": "url", "message": "m", "url": u, "elicitationId": f"e{i}"} for i, u in enumerate(urls)]
+    return mis.ClientError("remote", "URL elicitation required", code=-32042, data={"elicitations": entries})
+
+
+class UrlHandler(mis.InputHandler):
+    def __init__(self, answer: Any = None) -> None:
+        self.calls = 0
+        self.answer = answer or {"action": "accept"}
+
+    def elicitation_modes(self) -> tuple[str, ...]:
+        return ("url",)
+
+    def handle_elicitation(self, params: JsonDict, ctx: mis.InputContext) -> JsonDict:
+        self.calls += 1
+        if self.answer == "raise":
+            raise RuntimeError("boom")
+        return self.answer  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize(
+    "handler, error, kind, check",
+    [
+        (UrlHandler(), url_error("https://ok.example", "javascript:alert(1)"), "refused", "url"),
+        (UrlHandler(), mis.ClientError("remote", "x", code=-32000, data={}), "protocol", "malformed"),
+        (UrlHandler(), mis.ClientError("remote", "x", code=-32042, data={"elicitations": [{"mode": "form"}]}), "protocol", "malformed"),
+        (Recording(), url_error("https://ok.example"), "protocol", "capability"),
+        (UrlHandler({"action": "accept", "content": {"x": 1}}), url_error("https://ok.example"), "input_handler", "answer"),
+        (UrlHandler("raise"), url_error("https://ok.example"), "input_handler", None),
+    ],
+)
+def test_handle_url_elicitations_refuses_before_any_callback_or_reports_the_handler(handler: Any, error: mis.ClientError, kind: str, check: Any) -> None:
+    server = FakeServer()
+    with open_client(server, handler) as client:
+        with pytest.raises(mis.ClientError) as info:
+            client.handle_url_elicitations(error)
+        assert (info.value.kind, info.value.check) == (kind, check)
+        if check == "url":
+            assert getattr(handler, "calls", 0) == 0  # every entry is checked before the first callback
+    server.close()

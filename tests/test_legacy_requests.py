@@ -504,3 +504,26 @@ def test_a_server_that_dies_while_a_callback_runs_sets_its_token(peer: Peer) -> 
         client.call_tool("elicit_then_die")
     assert info.value.kind == "transport"
     assert saw_cancel.wait(WAIT)
+
+
+class UrlConsent(mis.InputHandler):
+    def __init__(self) -> None:
+        self.seen: list[mis.InputContext] = []
+
+    def elicitation_modes(self) -> tuple[str, ...]:
+        return ("form", "url")
+
+    def handle_elicitation(self, params: JsonDict, ctx: mis.InputContext) -> JsonDict:
+        self.seen.append(ctx)
+        return {"action": "accept"}
+
+
+def test_handle_url_elicitations_answers_a_url_elicitation_required_error(peer: Peer) -> None:
+    handler = UrlConsent()
+    client = peer.client(handler, assigns={"tenant": "t1"})
+    with pytest.raises(mis.ClientError) as info:
+        client.call_tool("url_required", {"url": "https://example.invalid/connect"})
+    assert client.handle_url_elicitations(info.value) == [{"action": "accept"}]
+    (ctx,) = handler.seen
+    assert (ctx.mode, ctx.url, ctx.host, ctx.idn, ctx.origin_mismatch) == ("url", "https://example.invalid/connect", "example.invalid", False, True)
+    assert ctx.assigns == {"tenant": "t1"} and ctx.related_request_id is None

@@ -26,14 +26,23 @@ class Call:
 
     __slots__ = ("id", "method", "is_call", "assigns", "clock", "done", "response", "failure", "tied", "progress", "progress_token")
 
-    def __init__(self, request_id: int, method: str, is_call: bool, assigns: Mapping[str, Any], clock: CallClock) -> None:
+    def __init__(
+        self,
+        request_id: int,
+        method: str,
+        is_call: bool,
+        assigns: Mapping[str, Any],
+        clock: CallClock,
+        done: Optional[threading.Event] = None,
+    ) -> None:
         self.id = request_id
         self.method = method
         #: True for calls (they tie server requests), False for other requests.
         self.is_call = is_call
         self.assigns = assigns
         self.clock = clock
-        self.done = threading.Event()
+        #: Set when the response (or a failure) arrives; several requests may share one.
+        self.done = done if done is not None else threading.Event()
         self.response: Optional[JsonDict] = None
         self.failure: Optional[ClientError] = None
         #: Server requests tied to this call and not yet answered.
@@ -125,6 +134,11 @@ class CallTable:
         """(why the call expired or None, seconds until its next deadline)."""
         with self.lock:
             return call.clock.expired(now), call.clock.remaining(now)
+
+    def is_pending(self, call: Call) -> bool:
+        """True while ``call`` waits for its response."""
+        with self.lock:
+            return self._by_id.get(call.id) is call
 
     def has_calls(self) -> bool:
         """True while at least one call is in flight (a sampling request is not idle)."""

@@ -103,6 +103,10 @@ class NotificationRouter:
             self._subscribers = tuple(s for s in self._subscribers if s is not sub)
 
     @property
+    def has_subscribers(self) -> bool:
+        return bool(self._subscribers)
+
+    @property
     def wants_logs(self) -> bool:
         """True when someone reads log entries: a handle_log hook or a subscriber."""
         return self.has_log_hook or bool(self._subscribers)

@@ -30,18 +30,22 @@ import itertools
 import logging
 import os
 import threading
-from typing import Any, Callable, Mapping, Optional, Sequence, Union
+from typing import Any, Mapping, Optional, Sequence, Union, overload
+
+from typing_extensions import Literal
 
 from . import _clock, reflect
 from ._calls import Call, CallTable, ProgressCallback
 from ._legacy import LegacyResponder
+from ._modern import ModernCalls
 from ._notifications import NotificationRouter, Subscriber, Subscription
-from ._protocol import jsonrpc
+from ._protocol import jsonrpc, modern
 from ._protocol import versions as v
 from ._protocol.budget import TokenBucket
 from ._protocol.calls import MAX_TOTAL, CallClock
 from ._protocol.checks import CheckConfig, InputChecks, Prepared, Refusal
 from ._protocol.jsonrpc import JsonDict
+from ._protocol.modern import PendingCall
 from ._runtime import RealBudget
 from ._runtime.notify import NotificationPump
 from ._runtime.watchdog import Watchdog
@@ -49,13 +53,16 @@ from ._runtime.workers import HandlerPool
 from ._stats import Stats
 from ._version import __version__
 from .errors import ClientError, InputRefused
-from .handler import InputContext, InputHandler, overrides
+from .handler import CancelToken, InputContext, InputHandler, overrides
 from .options import Options, seconds
 from .transports.base import Transport, TransportClosed
 
 log = logging.getLogger("mcp_input_sync")
 
 __all__ = ["Client", "ClientState", "Subscription", "connect_stdio"]
+
+#: How a server request in the 2026-07-28 era is counted and logged (it is never answered).
+MODERN_REQUEST = Refusal("era", 0, "a server request in the 2026-07-28 era was ignored")
 
 #: Pages a list_* call follows before it gives up.
 MAX_LIST_PAGES = 1000
@@ -123,6 +130,17 @@ class Client:
         )
         self._logs_requested = False
         self._logs_lock = threading.Lock()
+        #: The modern protocol version put in every request's _meta (None: legacy, or not open).
+        self._meta_version: Optional[str] = None
+        self._meta_cache: Optional[tuple[str, JsonDict, JsonDict]] = None
+        self._modern = ModernCalls(self)
+        #: Tokens of modern callbacks running on callers' threads (close() sets them).
+        self._live_tokens: set[CancelToken] = set()
+        #: Worker threads of parallel modern rounds (close() joins them).
+        self._input_threads: set[threading.Thread] = set()
+        #: The open subscriptions/listen request (modern), if any.
+        self._listen: Optional[Call] = None
+        self._resource_subscriptions: list[str] = []
         #: ``"legacy"`` or ``"modern"`` once open, else None.
         self.era: Optional[str] = None
         #: The negotiated protocol version once open, else None.
@@ -186,7 +204,7 @@ class Client:
                 self.close()
                 raise ClientError("transport", str(exc)) from exc
             try:
-                self._handshake()
+                self._connect()
             except BaseException:
                 self.close()
                 raise
@@ -214,41 +232,171 @@ class Client:
 
     # ------------------------------------------------------------------ handshake
 
-    def _offer(self) -> tuple[str, Optional[str]]:
-        protocol = self._opts.protocol
-        if protocol in ("auto", "legacy"):
-            return v.LATEST_LEGACY_VERSION, None
-        if protocol in v.FORCEABLE_LEGACY_VERSIONS:
-            return protocol, protocol
-        raise ClientError(
-            "protocol",
-            f"protocol {protocol!r} is not supported by this version of mcp_input_sync "
-            f"(it speaks {', '.join(v.FORCEABLE_LEGACY_VERSIONS)})",
-        )
-
     def capabilities(self, version: str) -> JsonDict:
         """The ``ClientCapabilities`` this client declares at ``version``."""
         handler = self._handler
         modes: Optional[tuple[str, ...]] = None
         if handler is not None and overrides(handler, "handle_elicitation"):
             modes = tuple(m for m in handler.elicitation_modes() if m in ("form", "url"))
+        sampling = overrides(handler, "handle_sampling")
+        roots = overrides(handler, "list_roots")
+        sampling_tools = bool(handler is not None and type(handler).sampling_tools)
+        sampling_context = bool(self._opts.sampling["context"])
+        if version in modern.MODERN_VERSIONS:
+            return modern.capabilities(
+                sampling=sampling,
+                elicitation_modes=modes,
+                roots=roots,
+                sampling_tools=sampling_tools,
+                sampling_context=sampling_context,
+                tasks=self._opts.tasks,
+            )
         return v.client_capabilities(
             version=version,
-            sampling=overrides(handler, "handle_sampling"),
+            sampling=sampling,
             elicitation_modes=modes,
-            roots=overrides(handler, "list_roots"),
-            sampling_tools=bool(handler is not None and type(handler).sampling_tools),
-            sampling_context=bool(self._opts.sampling["context"]),
+            roots=roots,
+            sampling_tools=sampling_tools,
+            sampling_context=sampling_context,
         )
 
-    def _handshake(self) -> None:
+    # ------------------------------------------------------------------ era detection
+
+    def _connect(self) -> None:
+        """Pick the era (behaviour.md section 4) and finish the handshake, if any."""
+        protocol = self._opts.protocol
+        if protocol == "legacy":
+            self._handshake(v.LATEST_LEGACY_VERSION, forced=None)
+        elif protocol in v.FORCEABLE_LEGACY_VERSIONS:
+            self._handshake(protocol, forced=protocol)
+        elif protocol in ("modern",) + modern.MODERN_VERSIONS:
+            self._probe(forced=True)
+        elif protocol == "auto":
+            self._probe(forced=False)
+        else:
+            raise ClientError("protocol", f"protocol {protocol!r} is not a version this client speaks")
+
+    def _probe(self, forced: bool) -> None:
+        """Send ``server/discover`` and decide the era from its answer (or its silence)."""
+        version = modern.MODERN_VERSION
+        self._meta_version = version
         responder = self._responder
         assert responder is not None
-        offered, forced = self._offer()
+        responder.checks.config = self._check_config(version, self.capabilities(version))
+        done = threading.Event()
+        probe = self._start("server/discover", None, is_call=False, clock=self._clock_for(self._opts.discover_timeout, _UNSET), done=done)
+        self._meta_version = None
+        answered = self._wait_any(done, self._opts.discover_timeout, [probe])
+        if answered:
+            self._decide(probe, forced)
+            return
+        if forced:
+            self._calls.forget(probe)
+            raise ClientError("timeout", f"server/discover was not answered within {self._opts.discover_timeout:g} s")
+        # Silence: try initialize on the same process; a late DiscoverResult still wins.
+        offered = v.LATEST_LEGACY_VERSION
+        caps = self.capabilities(offered)
+        responder.checks.config = self._check_config(offered, caps)
+        init = self._start(
+            "initialize",
+            v.initialize_params(offered, caps, {"name": self.name, "version": __version__}),
+            is_call=False,
+            clock=self._clock_for(_UNSET, _UNSET),
+            done=done,
+        )
+        if self._wait_any(done, self._opts.timeout, [probe, init]):
+            if probe.response is not None and "result" in probe.response:
+                self._calls.forget(init)
+                self._decide(probe, forced)
+                return
+            self._calls.forget(probe)
+            if init.failure is not None:
+                raise init.failure
+            self._finish_handshake(init, offered, None, caps)
+            return
+        # Still silent: an old server whose reader died on the probe. Restart it once, no probe.
+        self._calls.forget(probe)
+        self._calls.forget(init)
+        restart = getattr(self._transport, "restart", None)
+        if restart is None:
+            raise ClientError("timeout", "the server answered neither server/discover nor initialize")
+        log.warning("mcp_input_sync: server %s answered neither server/discover nor initialize; restarting it once", self.server_id)
+        try:
+            restart(self._opts.timeout)
+        except TransportClosed as exc:
+            raise ClientError("transport", str(exc)) from exc
+        self._handshake(offered, forced=None)
+
+    def _wait_any(self, done: threading.Event, seconds_: float, calls: list[Call]) -> bool:
+        """Wait (bounded, library clock) until one of ``calls`` sharing ``done`` has an outcome."""
+        deadline = _clock.monotonic() + seconds_
+        while True:
+            if any(c.response is not None or c.failure is not None for c in calls):
+                return True
+            left = deadline - _clock.monotonic()
+            if left <= 0:
+                return False
+            done.wait(min(left, _clock.MAX_WAIT))  # set only after a response or failure is stored
+
+    def _decide(self, probe: Call, forced: bool) -> None:
+        """Act on the probe's answer."""
+        if probe.failure is not None:
+            raise probe.failure
+        response = probe.response
+        assert response is not None
+        try:
+            decision = modern.decide_from_discover(response)
+        except v.ProtocolViolation as exc:
+            raise ClientError("protocol", exc.message, data=exc.data) from None
+        if decision.era == v.MODERN:
+            self._go_modern(decision.version, decision.discover)
+        elif forced:
+            raise ClientError("protocol", "the server does not speak the 2026-07-28 era", data=response.get("error"))
+        else:
+            self._handshake(decision.version, forced=None)
+
+    def _go_modern(self, version: str, discover: Optional[JsonDict]) -> None:
+        responder = self._responder
+        assert responder is not None
+        self._meta_version = version
+        self.era = responder.era = self._router.era = v.MODERN
+        self.protocol_version = version
+        responder.checks.config = self._check_config(version, self.capabilities(version))
+        if discover is None:
+            try:
+                discover = self._request("server/discover", None, is_call=False, timeout=self._opts.discover_timeout)
+            except ClientError as exc:
+                if exc.kind not in ("remote", "timeout"):
+                    raise
+                discover = {}
+        caps = discover.get("capabilities")
+        self.server_capabilities = caps if type(caps) is dict else {}
+        info = (discover.get("_meta") or {}).get(modern.META_SERVER_INFO) if type(discover.get("_meta")) is dict else None
+        self.server_info = info if type(info) is dict else None
+        instructions = discover.get("instructions")
+        self.instructions = instructions if isinstance(instructions, str) else None
+        self._listen_if_wanted()
+
+    def _handshake(self, offered: str, forced: Optional[str]) -> None:
+        """The legacy lifecycle: initialize, then notifications/initialized."""
+        responder = self._responder
+        assert responder is not None
         caps = self.capabilities(offered)
         responder.checks.config = self._check_config(offered, caps)
         params = v.initialize_params(offered, caps, {"name": self.name, "version": __version__})
-        result = self._request("initialize", params, is_call=False)
+        call = self._start("initialize", params, is_call=False, clock=self._clock_for(_UNSET, _UNSET))
+        self._finish_handshake(call, offered, forced, caps)
+
+    def _finish_handshake(self, call: Call, offered: str, forced: Optional[str], caps: JsonDict) -> None:
+        responder = self._responder
+        assert responder is not None
+        try:
+            result = self._await(call)
+        except ClientError as exc:
+            if exc.kind == "remote" and modern.modern_in_initialize_error({"data": exc.data}) and forced is None:
+                self._go_modern(modern.MODERN_VERSION, None)  # a modern-only server listed its versions
+                return
+            raise
         try:
             version, server_caps = v.accept_initialize_result(result, forced)
         except v.ProtocolViolation as exc:
@@ -264,6 +412,18 @@ class Client:
         self._send(jsonrpc.notification("notifications/initialized"))
         if self._router.wants_logs:
             self._request_logs()
+        self._listen_if_wanted()
+
+    def _modern_meta(self) -> JsonDict:
+        """The ``_meta`` of a modern request (clientCapabilities derived from the handler)."""
+        version = self._meta_version
+        assert version is not None
+        cached = self._meta_cache
+        if cached is None or cached[0] != version:
+            caps = self.capabilities(version)
+            cached = self._meta_cache = (version, caps, {"name": self.name, "version": __version__})
+        level = self._opts.log_level if self._router.wants_logs else None
+        return modern.meta(version, cached[1], cached[2], level)
 
     def _check_config(self, version: str, caps: JsonDict) -> CheckConfig:
         """What the check pipeline needs: the session's version and what this client declared."""
@@ -300,6 +460,36 @@ class Client:
 
     # ------------------------------------------------------------------ calls
 
+    @overload
+    def call_tool(
+        self,
+        name: str,
+        arguments: Optional[Mapping[str, Any]] = None,
+        *,
+        timeout: Seconds = ...,
+        max_total_timeout: Seconds = ...,
+        assigns: Optional[Mapping[str, Any]] = ...,
+        progress: Optional[ProgressCallback] = ...,
+        cancel: Optional[threading.Event] = ...,
+        defer_input: Literal[False] = ...,
+        wait: bool = ...,
+    ) -> JsonDict: ...
+
+    @overload
+    def call_tool(
+        self,
+        name: str,
+        arguments: Optional[Mapping[str, Any]] = None,
+        *,
+        timeout: Seconds = ...,
+        max_total_timeout: Seconds = ...,
+        assigns: Optional[Mapping[str, Any]] = ...,
+        progress: Optional[ProgressCallback] = ...,
+        cancel: Optional[threading.Event] = ...,
+        defer_input: bool,
+        wait: bool = ...,
+    ) -> Union[JsonDict, PendingCall]: ...
+
     def call_tool(
         self,
         name: str,
@@ -310,27 +500,62 @@ class Client:
         assigns: Optional[Mapping[str, Any]] = None,
         progress: Optional[ProgressCallback] = None,
         cancel: Optional[threading.Event] = None,
-    ) -> JsonDict:
+        defer_input: bool = False,
+        wait: bool = True,
+    ) -> Union[JsonDict, PendingCall]:
         """Call a tool and return its ``CallToolResult`` (``isError: true`` is returned, not raised).
 
         Args:
             name: the tool's name.
             arguments: the tool's arguments.
-            timeout: seconds to wait on the server (paused while tied input runs).
+            timeout: seconds to wait on the server (not counting time spent
+                answering its input requests).
             max_total_timeout: hard bound on the whole call, in seconds.
-            assigns: what callbacks tied to this call see as ``ctx.assigns``.
+            assigns: what callbacks answering this call's input see as ``ctx.assigns``.
             progress: called on the notification thread with each progress update.
             cancel: an Event another thread may set to cancel the call.
+            defer_input: (2026-07-28 era) return a :class:`PendingCall` at the
+                first round of input instead of calling the handler; continue
+                it with :meth:`resume`.
+            wait: with ``tasks=True``, follow a task to its result (True) or
+                return the ``CreateTaskResult`` at once (False).
 
         Raises:
             ClientError: ``remote`` for a JSON-RPC error (``-32042`` included, its
                 elicitations in ``.data``), ``timeout``, ``cancelled``, ``closed``,
-                ``transport`` or ``protocol``.
+                ``transport``, ``protocol``, and in the 2026-07-28 era
+                ``input_handler``, ``refused`` and ``declined``.
         """
         params: JsonDict = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
-        return self._call("tools/call", params, timeout, max_total_timeout, assigns, progress, cancel)
+        return self._call("tools/call", params, timeout, max_total_timeout, assigns, progress, cancel, defer_input, wait)
+
+    @overload
+    def read_resource(
+        self,
+        uri: str,
+        *,
+        timeout: Seconds = ...,
+        max_total_timeout: Seconds = ...,
+        assigns: Optional[Mapping[str, Any]] = ...,
+        progress: Optional[ProgressCallback] = ...,
+        cancel: Optional[threading.Event] = ...,
+        defer_input: Literal[False] = ...,
+    ) -> JsonDict: ...
+
+    @overload
+    def read_resource(
+        self,
+        uri: str,
+        *,
+        timeout: Seconds = ...,
+        max_total_timeout: Seconds = ...,
+        assigns: Optional[Mapping[str, Any]] = ...,
+        progress: Optional[ProgressCallback] = ...,
+        cancel: Optional[threading.Event] = ...,
+        defer_input: bool,
+    ) -> Union[JsonDict, PendingCall]: ...
 
     def read_resource(
         self,
@@ -341,9 +566,38 @@ class Client:
         assigns: Optional[Mapping[str, Any]] = None,
         progress: Optional[ProgressCallback] = None,
         cancel: Optional[threading.Event] = None,
-    ) -> JsonDict:
+        defer_input: bool = False,
+    ) -> Union[JsonDict, PendingCall]:
         """Read a resource and return its ``ReadResourceResult``; see :meth:`call_tool`."""
-        return self._call("resources/read", {"uri": uri}, timeout, max_total_timeout, assigns, progress, cancel)
+        return self._call("resources/read", {"uri": uri}, timeout, max_total_timeout, assigns, progress, cancel, defer_input, True)
+
+    @overload
+    def get_prompt(
+        self,
+        name: str,
+        arguments: Optional[Mapping[str, str]] = None,
+        *,
+        timeout: Seconds = ...,
+        max_total_timeout: Seconds = ...,
+        assigns: Optional[Mapping[str, Any]] = ...,
+        progress: Optional[ProgressCallback] = ...,
+        cancel: Optional[threading.Event] = ...,
+        defer_input: Literal[False] = ...,
+    ) -> JsonDict: ...
+
+    @overload
+    def get_prompt(
+        self,
+        name: str,
+        arguments: Optional[Mapping[str, str]] = None,
+        *,
+        timeout: Seconds = ...,
+        max_total_timeout: Seconds = ...,
+        assigns: Optional[Mapping[str, Any]] = ...,
+        progress: Optional[ProgressCallback] = ...,
+        cancel: Optional[threading.Event] = ...,
+        defer_input: bool,
+    ) -> Union[JsonDict, PendingCall]: ...
 
     def get_prompt(
         self,
@@ -355,12 +609,84 @@ class Client:
         assigns: Optional[Mapping[str, Any]] = None,
         progress: Optional[ProgressCallback] = None,
         cancel: Optional[threading.Event] = None,
-    ) -> JsonDict:
+        defer_input: bool = False,
+    ) -> Union[JsonDict, PendingCall]:
         """Get a prompt and return its ``GetPromptResult``; see :meth:`call_tool`."""
         params: JsonDict = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
-        return self._call("prompts/get", params, timeout, max_total_timeout, assigns, progress, cancel)
+        return self._call("prompts/get", params, timeout, max_total_timeout, assigns, progress, cancel, defer_input, True)
+
+    def resume(
+        self,
+        pending: PendingCall,
+        responses: Mapping[str, Any],
+        *,
+        timeout: Seconds = _UNSET,
+        max_total_timeout: Seconds = _UNSET,
+        assigns: Optional[Mapping[str, Any]] = None,
+        progress: Optional[ProgressCallback] = None,
+        cancel: Optional[threading.Event] = None,
+        defer_input: bool = True,
+        wait: bool = True,
+    ) -> Union[JsonDict, PendingCall]:
+        """Continue a call that returned a :class:`PendingCall`, with the user's answers.
+
+        ``responses`` maps every key of ``pending.input_requests`` to its answer
+        (an ``ElicitResult``, ``CreateMessageResult`` or ``ListRootsResult``);
+        each is validated as a handler's answer would be. Any thread, or any
+        process with a client for the same server, may resume. By default a
+        further round of input is deferred again.
+
+        Raises:
+            ClientError: as :meth:`call_tool`; ``input_handler`` (check
+                ``answer``) for a missing or invalid answer.
+        """
+        self._ensure_open()
+        if self.era != v.MODERN:
+            raise ClientError("protocol", "resume works only in the 2026-07-28 era")
+        return self._modern.resume(
+            pending,
+            responses,
+            clock=self._clock_for(timeout, max_total_timeout),
+            assigns=assigns,
+            progress=progress,
+            cancel=cancel,
+            defer_input=defer_input,
+            wait=wait,
+        )
+
+    def await_task(
+        self,
+        task_id: str,
+        *,
+        timeout: Seconds = _UNSET,
+        max_total_timeout: Seconds = _UNSET,
+        assigns: Optional[Mapping[str, Any]] = None,
+        cancel: Optional[threading.Event] = None,
+    ) -> JsonDict:
+        """Follow a server task to its result (``tasks=True``).
+
+        Polls ``tasks/get`` as the task's ``pollIntervalMs`` asks, answers each
+        of its input requests once (through the checks and the handler) with
+        ``tasks/update``, and returns the task's result.
+
+        Raises:
+            ClientError: ``remote`` for a failed task, ``cancelled`` for a
+                cancelled one, ``timeout`` past ``max_total_timeout``, and the
+                kinds of :meth:`call_tool` for a failing callback (the task is
+                left running).
+        """
+        self._ensure_open()
+        if self.era != v.MODERN:
+            raise ClientError("protocol", "await_task needs the 2026-07-28 tasks extension on this server")
+        clock = self._clock_for(timeout, max_total_timeout)
+        return self._modern.await_task(task_id, clock=clock, assigns=assigns, cancel=cancel)
+
+    def cancel_task(self, task_id: str, *, timeout: Seconds = _UNSET) -> JsonDict:
+        """Ask the server to cancel a task (cooperative: it may still end otherwise)."""
+        self._ensure_open()
+        return self._request("tasks/cancel", {"taskId": task_id}, is_call=False, timeout=timeout)
 
     def list_tools(self, *, timeout: Seconds = _UNSET) -> list[JsonDict]:
         """Every tool the server offers, following ``nextCursor`` across pages."""
@@ -418,45 +744,46 @@ class Client:
         assigns: Optional[Mapping[str, Any]],
         progress: Optional[ProgressCallback],
         cancel: Optional[threading.Event],
-    ) -> JsonDict:
+        defer_input: bool,
+        wait: bool,
+    ) -> Union[JsonDict, PendingCall]:
         self._ensure_open()
-        return self._request(
-            method,
-            params,
-            is_call=True,
-            timeout=timeout,
-            max_total_timeout=max_total_timeout,
-            assigns=assigns,
-            progress=progress,
-            cancel=cancel,
-        )
+        clock = self._clock_for(timeout, max_total_timeout)
+        if self.era == v.MODERN:
+            return self._modern.call(
+                method, params, clock=clock, assigns=assigns, progress=progress, cancel=cancel, defer_input=defer_input, wait=wait
+            )
+        if defer_input:
+            raise ClientError("protocol", "defer_input works only in the 2026-07-28 era")
+        return self._request(method, params, is_call=True, clock=clock, assigns=assigns, progress=progress, cancel=cancel)
 
-    def _request(
+    def _clock_for(self, timeout: Seconds, max_total_timeout: Seconds) -> CallClock:
+        wait_s = self._opts.timeout if timeout is _UNSET else seconds("timeout", timeout)
+        total_s = self._opts.max_total_timeout if max_total_timeout is _UNSET else seconds("max_total_timeout", max_total_timeout)
+        return CallClock(_clock.monotonic(), wait_s, total_s)
+
+    def _start(
         self,
         method: str,
         params: Optional[JsonDict],
         *,
         is_call: bool,
-        timeout: Seconds = _UNSET,
-        max_total_timeout: Seconds = _UNSET,
+        clock: CallClock,
         assigns: Optional[Mapping[str, Any]] = None,
         progress: Optional[ProgressCallback] = None,
-        cancel: Optional[threading.Event] = None,
-    ) -> JsonDict:
-        """Send one request and block until its result, an error or a deadline."""
-        wait_s = self._opts.timeout if timeout is _UNSET else seconds("timeout", timeout)
-        total_s = self._opts.max_total_timeout if max_total_timeout is _UNSET else seconds("max_total_timeout", max_total_timeout)
+        done: Optional[threading.Event] = None,
+    ) -> Call:
+        """Register and write one request; the caller waits for it."""
         request_id = next(self._ids)
-        clock = CallClock(_clock.monotonic(), wait_s, total_s)
-        call = Call(request_id, method, is_call, self._opts.assigns if assigns is None else assigns, clock)
+        call = Call(request_id, method, is_call, self._opts.assigns if assigns is None else assigns, clock, done)
+        if self._meta_version is not None:
+            # modern: every request carries a fresh, complete _meta
+            params = modern.with_meta(params, self._modern_meta())
         if progress is not None:
             # a fresh token on every request, so late progress of an old one is dropped
             call.progress = progress
             call.progress_token = token = f"mis-{request_id}"
-            params = dict(params or {})
-            meta = dict(params.get("_meta") or {})
-            meta["progressToken"] = token
-            params["_meta"] = meta
+            params = modern.with_meta(params, {"progressToken": token})
         if not self._calls.add(call):
             raise ClientError("closed", "the client is closed")
         try:
@@ -464,8 +791,12 @@ class Client:
         except ClientError:
             self._calls.forget(call)
             raise
+        return call
+
+    def _await(self, call: Call, cancel: Optional[threading.Event] = None) -> JsonDict:
+        """Block until the call's response, a failure or a deadline; return its result."""
         try:
-            if cancel is not None or not call.done.wait(min(wait_s, total_s, _clock.MAX_WAIT)):
+            if cancel is not None or not call.done.wait(min(call.clock.remaining(_clock.monotonic()), _clock.MAX_WAIT)):
                 self._wait(call, cancel)
         except KeyboardInterrupt:
             self._abandon(call, "interrupted")
@@ -475,14 +806,47 @@ class Client:
         response = call.response
         assert response is not None
         if "error" in response:
-            raise _remote_error(response["error"], method)
+            raise _remote_error(response["error"], call.method)
         if call.progress is not None and self._pump is not None:
             # progress that arrived before the result is delivered before the call returns
             self._pump.drain(1.0)
         result = response["result"]
         if type(result) is not dict:
-            raise ClientError("protocol", f"{method} result is not an object", data=result)
+            raise ClientError("protocol", f"{call.method} result is not an object", data=result)
         return result
+
+    def _request(
+        self,
+        method: str,
+        params: Optional[JsonDict],
+        *,
+        is_call: bool,
+        timeout: Seconds = _UNSET,
+        max_total_timeout: Seconds = _UNSET,
+        clock: Optional[CallClock] = None,
+        assigns: Optional[Mapping[str, Any]] = None,
+        progress: Optional[ProgressCallback] = None,
+        cancel: Optional[threading.Event] = None,
+    ) -> JsonDict:
+        """Send one request and block until its result, an error or a deadline."""
+        if clock is None:
+            clock = self._clock_for(timeout, max_total_timeout)
+        call = self._start(method, params, is_call=is_call, clock=clock, assigns=assigns, progress=progress)
+        try:
+            return self._await(call, cancel)
+        except ClientError as exc:
+            if exc.kind != "remote" or exc.code != jsonrpc.UNSUPPORTED_VERSION or self._meta_version is None:
+                raise
+            # modern: the server asks for another version; switch once when we speak one it lists
+            try:
+                decision = modern.decide_from_supported(modern.supported_versions(exc.data))
+            except v.ProtocolViolation:
+                raise exc from None
+            if decision.era != v.MODERN or decision.version == self._meta_version:
+                raise
+            self._meta_version = self.protocol_version = decision.version
+            call = self._start(method, params, is_call=is_call, clock=clock, assigns=assigns, progress=progress)
+            return self._await(call, cancel)
 
     def _wait(self, call: Call, cancel: Optional[threading.Event]) -> None:
         """Wait for the response in capped real-time steps, re-reading the library clock."""
@@ -622,11 +986,20 @@ class Client:
             if type(method) is not str:
                 responder.invalid(message)
             elif "id" in message:
-                responder.on_request(message["id"], method, message.get("params"))
+                if self.era == v.MODERN:
+                    # the 2026-07-28 era has no server-to-client requests: never answered
+                    responder.note_refusal(v.INPUT_METHODS.get(method, "other"), MODERN_REQUEST)
+                else:
+                    responder.on_request(message["id"], method, message.get("params"))
             elif method == "notifications/cancelled":
                 params = message.get("params")
                 if type(params) is dict:
-                    responder.on_cancelled(params.get("requestId"))
+                    if self.era == v.MODERN:
+                        self._listen_ended(params.get("requestId"))
+                    else:
+                        responder.on_cancelled(params.get("requestId"))
+            elif method == "notifications/subscriptions/acknowledged":
+                return  # the listen's handshake: nothing for the host
             else:
                 self._router.route(method, message.get("params"))
         elif "id" in message and ("result" in message or "error" in message):
@@ -638,6 +1011,12 @@ class Client:
             call.done.set()
         else:
             responder.invalid(message)
+
+    def _listen_ended(self, request_id: Any) -> None:
+        """Reader thread: the server ended our subscriptions/listen."""
+        listen = self._listen
+        if listen is not None and request_id == listen.id and type(request_id) is int:
+            self._calls.forget(listen)
 
     def _on_transport_closed(self, error: Optional[BaseException]) -> None:
         """Reader thread: the connection ended without close(): fail every call and close."""
@@ -667,7 +1046,68 @@ class Client:
         sub = self._router.add(callback)
         if self._state is ClientState.OPEN and self.era == v.LEGACY:
             self._request_logs()
+        elif self._state is ClientState.OPEN and self.era == v.MODERN:
+            self._listen_if_wanted()
         return sub
+
+    # ------------------------------------------------------------------ subscriptions
+
+    def subscribe_resource(self, uri: str) -> None:
+        """Hear ``notifications/resources/updated`` for ``uri`` (``handle_notification``, subscribers).
+
+        Legacy: ``resources/subscribe``. Modern: the URI joins the client's
+        ``subscriptions/listen`` filter (the listen is reopened with it).
+        """
+        self._ensure_open()
+        if uri not in self._resource_subscriptions:
+            self._resource_subscriptions.append(uri)
+        if self.era == v.LEGACY:
+            self._request("resources/subscribe", {"uri": uri}, is_call=False)
+        else:
+            self._listen_if_wanted(force=True)
+
+    def unsubscribe_resource(self, uri: str) -> None:
+        """Stop hearing updates for ``uri`` (``resources/unsubscribe``, or a narrower listen)."""
+        self._ensure_open()
+        if uri in self._resource_subscriptions:
+            self._resource_subscriptions.remove(uri)
+        if self.era == v.LEGACY:
+            self._request("resources/unsubscribe", {"uri": uri}, is_call=False)
+        else:
+            self._listen_if_wanted(force=True)
+
+    def _listen_filter(self) -> JsonDict:
+        caps = self.server_capabilities or {}
+        wanted: JsonDict = {}
+        for capability, key in (("tools", "toolsListChanged"), ("prompts", "promptsListChanged"), ("resources", "resourcesListChanged")):
+            section = caps.get(capability)
+            if isinstance(section, dict) and section.get("listChanged"):
+                wanted[key] = True
+        resources = caps.get("resources")
+        if self._resource_subscriptions and isinstance(resources, dict) and resources.get("subscribe"):
+            wanted["resourceSubscriptions"] = list(self._resource_subscriptions)
+        return wanted
+
+    def _listen_if_wanted(self, force: bool = False) -> None:
+        """Modern: keep one ``subscriptions/listen`` open while someone hears notifications."""
+        if self.era != v.MODERN:
+            return
+        hearing = overrides(self._handler, "handle_notification") or self._router.has_subscribers
+        wanted = self._listen_filter() if hearing else {}
+        with self._logs_lock:
+            current = self._listen
+            if current is not None and not force and self._calls.is_pending(current):
+                return
+            self._listen = None
+        if current is not None and self._calls.forget(current) is not None:
+            self._send_quietly(jsonrpc.notification("notifications/cancelled", {"requestId": current.id, "reason": "resubscribing"}))
+        if not wanted:
+            return
+        # A long-lived request nobody waits on: its notifications reach the router.
+        clock = CallClock(_clock.monotonic(), float("inf"), float("inf"))
+        listen = self._start("subscriptions/listen", {"notifications": wanted}, is_call=False, clock=clock)
+        with self._logs_lock:
+            self._listen = listen
 
     # ------------------------------------------------------------------ stats and close
 
@@ -708,6 +1148,8 @@ class Client:
         for call in calls:
             call.failure = ClientError("closed", f"{call.method} was cancelled: the client closed")
             call.done.set()
+        for token in list(self._live_tokens):
+            token.cancel("closed")
         # 2. Server requests still open get -32603, then their tokens are set.
         if self._responder is not None:
             self._responder.close(answer=was_open)
@@ -722,6 +1164,8 @@ class Client:
                     pass
         if was_open:
             self._transport.close(budget.take(budget.left * 0.7))
+        for thread in list(self._input_threads):
+            budget.join(thread, share=0.3)
         if self._watchdog is not None:
             self._watchdog.stop(budget)
         if self._pump is not None:

@@ -55,7 +55,11 @@ class Recorder:
 
     def note_sent(self, msg: JsonDict) -> None:
         """A message the client sent: validated, then recorded."""
-        version = self.version or (msg.get("params") or {}).get("protocolVersion") or "2025-11-25"
+        params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
+        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+        version = meta.get("io.modelcontextprotocol/protocolVersion") or (
+            params.get("protocolVersion") if msg.get("method") == "initialize" else None
+        ) or self.version or "2025-11-25"
         with self._cond:
             answering = None if "method" in msg else self._asked.get(_key(msg.get("id")))
         if wire_schema.schemas_available():

@@ -104,7 +104,7 @@ def test_close_returns_under_a_frozen_clock_against_a_server_that_ignores_eof() 
             return {"action": "decline"}
 
     with freeze_time("2026-11-29 12:00:00"):
-        client = mis.connect_stdio(STUBBORN, handler=IgnoresToken())
+        client = mis.connect_stdio(STUBBORN, handler=IgnoresToken(), protocol="legacy")
         thread, box = in_thread(client.call_tool, "anything")
         assert entered.wait(WAIT)
         started = real_now()
@@ -134,7 +134,7 @@ def test_a_process_whose_callback_ignores_cancellation_exits_promptly_after_clos
                 entered.set()
                 threading.Event().wait()  # never returns, ignores its token
 
-        client = mis.connect_stdio({STUBBORN!r}, handler=Forever())
+        client = mis.connect_stdio({STUBBORN!r}, handler=Forever(), protocol="legacy")
         threading.Thread(target=lambda: client.call_tool("x"), daemon=True).start()
         assert entered.wait(10)
         client.close(timeout=1.0)

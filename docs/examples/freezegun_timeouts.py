@@ -35,7 +35,7 @@ with freeze_time("2026-01-01") as frozen:
     server = threading.Thread(target=tiny_server, args=(peer,))
     server.start()
     handler = SlowUser()
-    with mis.Client(transport, handler=handler) as client:
+    with mis.Client(transport, handler=handler, protocol="legacy") as client:  # tiny_server speaks only the handshake era
         handler.asked.wait(5)  # the form is on screen
         frozen.tick(301)  # past the 300 s elicitation handler_timeout
         server.join(5)

@@ -20,7 +20,7 @@ class Careful(mis.InputHandler):
         return {"action": "accept", "content": {"user": "ada", "pin": "0000"}}
 
 
-def server(peer):
+def server(peer):  # a handshake-era (2025-11-25) server: the client uses protocol="legacy"
     hello = peer.recv()
     peer.send({"jsonrpc": "2.0", "id": hello["id"], "result": {
         "protocolVersion": hello["params"]["protocolVersion"], "capabilities": {},
@@ -41,6 +41,6 @@ def server(peer):
 transport, peer = memory_pair()
 thread = threading.Thread(target=server, args=(peer,))
 thread.start()
-with mis.Client(transport, handler=Careful(), elicitation={"origin": "https://mcp.example.com"}) as client:
+with mis.Client(transport, handler=Careful(), protocol="legacy", elicitation={"origin": "https://mcp.example.com"}) as client:
     thread.join(10)
     print("refused:", {kind: dict(checks) for kind, checks in client.stats["refused"].items()})

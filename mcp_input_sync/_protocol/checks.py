@@ -109,7 +109,7 @@ class InputChecks:
             return _refuse("method", jsonrpc.METHOD_NOT_FOUND, f"method not found: {method}")
         if kind not in config.kinds:
             return _refuse("capability", jsonrpc.METHOD_NOT_FOUND, f"client does not support {method}")
-        problem = missing_param(method, params)
+        problem = missing_param(method, params, config.version)
         if problem is not None:
             return _refuse("malformed", jsonrpc.INVALID_PARAMS, f"invalid params: {problem}")
         if kind == "elicitation":

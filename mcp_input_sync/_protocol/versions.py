@@ -113,11 +113,12 @@ def declared_kinds(capabilities: Mapping[str, Any], negotiated: str) -> frozense
     return frozenset(kinds)
 
 
-def missing_param(method: str, params: Any) -> Optional[str]:
+def missing_param(method: str, params: Any, version: str = LATEST_LEGACY_VERSION) -> Optional[str]:
     """Step 3 of behaviour.md section 5: why ``params`` is malformed, or None.
 
     ``roots/list`` may omit params; the others need an object with their
-    required members.
+    required members (a URL elicitation's ``elicitationId`` exists only in
+    the legacy era).
     """
     if params is None:
         return None if method == "roots/list" else "params missing"
@@ -135,7 +136,7 @@ def missing_param(method: str, params: Any) -> Optional[str]:
             return "message missing"
         mode = params.get("mode", "form")
         if mode == "url":
-            for member in ("url", "elicitationId"):
+            for member in ("url", "elicitationId") if version < "2026" else ("url",):
                 if member not in params:
                     return f"{member} missing"
         elif "requestedSchema" not in params:

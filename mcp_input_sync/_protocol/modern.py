@@ -1,0 +1,297 @@
+"""The 2026-07-28 era: per-request ``_meta``, era detection and multi round-trip requests.
+
+Pure: no threads, no clock. The client's runtime drives the loop; this
+module decides what each answer from the server means and what to send
+next (mcp-protocol.md sections 1.2, 1.3 and 3).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional
+
+from .jsonrpc import HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION, JsonDict
+from .versions import LEGACY_VERSIONS, ProtocolViolation
+
+MODERN_VERSION = "2026-07-28"
+#: Modern versions this client speaks, newest first.
+MODERN_VERSIONS = (MODERN_VERSION,)
+
+META_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
+META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+META_SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId"
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+
+#: Methods whose result may be ``input_required``.
+INPUT_METHODS = frozenset({"tools/call", "resources/read", "prompts/get"})
+#: Backoff of state-only rounds: 50 ms doubling to 250 ms.
+BACKOFF_FIRST = 0.05
+BACKOFF_MAX = 0.25
+
+
+def capabilities(
+    *,
+    sampling: bool,
+    elicitation_modes: Optional[tuple[str, ...]],
+    roots: bool,
+    sampling_tools: bool,
+    sampling_context: bool,
+    tasks: bool,
+) -> JsonDict:
+    """The modern ``ClientCapabilities`` (roots without ``listChanged``, tasks as an extension)."""
+    caps: JsonDict = {}
+    if sampling:
+        s: JsonDict = {}
+        if sampling_context:
+            s["context"] = {}
+        if sampling_tools:
+            s["tools"] = {}
+        caps["sampling"] = s
+    if elicitation_modes is not None:
+        caps["elicitation"] = {mode: {} for mode in elicitation_modes}
+    if roots:
+        caps["roots"] = {}
+    if tasks:
+        caps["extensions"] = {TASKS_EXTENSION: {}}
+    return caps
+
+
+def meta(version: str, caps: JsonDict, client_info: JsonDict, log_level: Optional[str] = None) -> JsonDict:
+    """The ``_meta`` every modern request carries."""
+    out: JsonDict = {META_VERSION: version, META_CAPABILITIES: caps, META_CLIENT_INFO: client_info}
+    if log_level is not None:
+        out[META_LOG_LEVEL] = log_level
+    return out
+
+
+def with_meta(params: Optional[Mapping[str, Any]], request_meta: Mapping[str, Any]) -> JsonDict:
+    """A copy of ``params`` whose ``_meta`` also holds ``request_meta`` (the caller's keys kept)."""
+    out = dict(params or {})
+    merged = dict(out.get("_meta") or {})
+    merged.update(request_meta)
+    out["_meta"] = merged
+    return out
+
+
+# ---------------------------------------------------------------------------- era detection
+
+
+@dataclass(frozen=True)
+class EraDecision:
+    """What an answer to the ``server/discover`` probe means."""
+
+    #: "modern" or "legacy".
+    era: str
+    #: The version to use (modern) or to offer in ``initialize`` (legacy).
+    version: str
+    #: The DiscoverResult, when there was one.
+    discover: Optional[JsonDict] = None
+
+
+def supported_versions(data: Any) -> list[str]:
+    """The ``supported`` list of a -32022 error's ``data`` (empty when absent)."""
+    return _supported(data)
+
+
+def _supported(data: Any) -> list[str]:
+    if isinstance(data, dict) and isinstance(data.get("supported"), list):
+        return [v for v in data["supported"] if isinstance(v, str)]
+    return []
+
+
+def decide_from_discover(response: JsonDict) -> EraDecision:
+    """Classify the response to ``server/discover`` (behaviour.md section 4).
+
+    Raises:
+        ProtocolViolation: the server names no version this client speaks.
+    """
+    if "result" in response:
+        result = response["result"]
+        if isinstance(result, dict) and isinstance(result.get("supportedVersions"), list):
+            offered = [v for v in result["supportedVersions"] if isinstance(v, str)]
+            for version in MODERN_VERSIONS:
+                if version in offered:
+                    return EraDecision("modern", version, result)
+            for version in LEGACY_VERSIONS:
+                if version in offered:
+                    return EraDecision("legacy", version)
+            raise ProtocolViolation("server/discover lists no version this client speaks", {"supported": offered})
+        return EraDecision("legacy", LEGACY_VERSIONS[0])
+    error = response.get("error")
+    code = error.get("code") if isinstance(error, dict) else None
+    if code in (HEADER_MISMATCH, MISSING_CAPABILITY):
+        return EraDecision("modern", MODERN_VERSION)
+    if code == UNSUPPORTED_VERSION:
+        assert isinstance(error, dict)
+        return decide_from_supported(_supported(error.get("data")))
+    return EraDecision("legacy", LEGACY_VERSIONS[0])
+
+
+def decide_from_supported(supported: list[str]) -> EraDecision:
+    """A -32022's ``data.supported``: a modern version we speak, else the newest legacy one.
+
+    Raises:
+        ProtocolViolation: neither.
+    """
+    for version in MODERN_VERSIONS:
+        if version in supported:
+            return EraDecision("modern", version)
+    for version in LEGACY_VERSIONS[:2]:  # the versions initialize may offer
+        if version in supported:
+            return EraDecision("legacy", version)
+    raise ProtocolViolation("the server supports no protocol version this client speaks", {"supported": supported})
+
+
+def modern_in_initialize_error(error: Any) -> bool:
+    """True when an ``initialize`` error lists a modern version we speak in ``data.supported``."""
+    if not isinstance(error, dict):
+        return False
+    return any(v in MODERN_VERSIONS for v in _supported(error.get("data")))
+
+
+# ---------------------------------------------------------------------------- results and rounds
+
+COMPLETE = "complete"
+INPUT_REQUIRED = "input_required"
+TASK = "task"
+
+
+def result_type(result: Mapping[str, Any], method: str, tasks: bool) -> str:
+    """What a modern result is: COMPLETE, INPUT_REQUIRED or TASK.
+
+    A missing ``resultType`` is complete.
+
+    Raises:
+        ProtocolViolation: an unknown ``resultType``, or one the method may not return.
+    """
+    kind = result.get("resultType", COMPLETE)
+    if kind == COMPLETE:
+        return COMPLETE
+    if kind == INPUT_REQUIRED and method in INPUT_METHODS:
+        return INPUT_REQUIRED
+    if kind == TASK and tasks and method == "tools/call":
+        return TASK
+    raise ProtocolViolation(f"{method} returned resultType {kind!r}")
+
+
+@dataclass(frozen=True)
+class InputRound:
+    """One ``input_required`` result, checked for shape."""
+
+    #: The input requests by key, in sorted key order.
+    requests: dict[str, JsonDict]
+    #: The opaque ``requestState``, or None when the server sent none.
+    state: Optional[str]
+
+
+def parse_round(result: Mapping[str, Any]) -> InputRound:
+    """Read an ``input_required`` result.
+
+    Raises:
+        ProtocolViolation: neither ``inputRequests`` nor ``requestState``, or a bad shape.
+    """
+    requests = result.get("inputRequests")
+    state = result.get("requestState")
+    if requests is None and state is None:
+        raise ProtocolViolation("input_required result has neither inputRequests nor requestState")
+    if requests is not None and not isinstance(requests, dict):
+        raise ProtocolViolation("inputRequests is not an object")
+    if state is not None and not isinstance(state, str):
+        raise ProtocolViolation("requestState is not a string")
+    ordered = {key: requests[key] for key in sorted(requests)} if requests else {}
+    return InputRound(ordered, state)
+
+
+def retry_params(original: Mapping[str, Any], responses: Optional[Mapping[str, Any]], state: Optional[str]) -> JsonDict:
+    """The retry's params: the original ones plus ``inputResponses`` and the echoed ``requestState``."""
+    out = {k: v for k, v in original.items() if k not in ("inputResponses", "requestState", "_meta")}
+    if responses:
+        out["inputResponses"] = dict(responses)
+    if state is not None:
+        out["requestState"] = state  # echoed byte for byte, never parsed
+    return out
+
+
+def backoff(n: int) -> float:
+    """Seconds to wait before the retry of the ``n``-th state-only round in a row (0-based)."""
+    return float(min(BACKOFF_MAX, BACKOFF_FIRST * (2**n)))
+
+
+def question_key(request: Mapping[str, Any]) -> str:
+    """A canonical text of an input request, to recognise the identical question asked again."""
+    return json.dumps([request.get("method"), request.get("params")], sort_keys=True, default=repr)
+
+
+def reasked(declined: frozenset[str], round_: InputRound) -> Optional[str]:
+    """The key of a request in ``round_`` that repeats a question just declined or cancelled."""
+    if not declined:
+        return None
+    for key, request in round_.requests.items():
+        if isinstance(request, dict) and question_key(request) in declined:
+            return key
+    return None
+
+
+# ---------------------------------------------------------------------------- resumable calls
+
+
+@dataclass
+class PendingCall:
+    """A modern call waiting for input, to be continued by ``client.resume`` (maybe in another process).
+
+    ``to_json()`` gives a string for a session store or a form's hidden field;
+    ``PendingCall.from_json`` reads it back. The ``request_state`` is the
+    server's opaque string, echoed untouched.
+    """
+
+    #: ``tools/call``, ``resources/read`` or ``prompts/get``.
+    method: str
+    #: The call's original params (without ``_meta``).
+    params: JsonDict
+    #: The checked input requests, by key (sorted).
+    input_requests: dict[str, JsonDict]
+    #: The server's ``requestState``, or None when it sent none.
+    request_state: Optional[str] = None
+    #: Rounds answered so far in this call.
+    rounds: int = 0
+    #: Questions declined or cancelled in the previous round (for the re-ask check).
+    declined: list[str] = field(default_factory=list)
+
+    def to_json(self) -> str:
+        """This pending call as a JSON string."""
+        return json.dumps(
+            {
+                "v": 1,
+                "method": self.method,
+                "params": self.params,
+                "input_requests": self.input_requests,
+                "request_state": self.request_state,
+                "rounds": self.rounds,
+                "declined": self.declined,
+            },
+            ensure_ascii=True,
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> "PendingCall":
+        """Read a pending call written by :meth:`to_json`.
+
+        Raises:
+            ValueError: the text is not a pending call.
+        """
+        data = json.loads(text)
+        if not isinstance(data, dict) or data.get("v") != 1:
+            raise ValueError("not a PendingCall")
+        method, params, requests = data.get("method"), data.get("params"), data.get("input_requests")
+        state, rounds, declined = data.get("request_state"), data.get("rounds"), data.get("declined", [])
+        if method not in INPUT_METHODS or not isinstance(params, dict) or not isinstance(requests, dict):
+            raise ValueError("not a PendingCall")
+        if state is not None and not isinstance(state, str):
+            raise ValueError("not a PendingCall")
+        if type(rounds) is not int or not isinstance(declined, list):
+            raise ValueError("not a PendingCall")
+        return cls(method, params, requests, state, rounds, [d for d in declined if isinstance(d, str)])

@@ -16,6 +16,7 @@ the threads, timeouts, cancellation and capability advertisement::
 from __future__ import annotations
 
 from . import reflect
+from ._protocol.modern import PendingCall
 from ._version import __version__
 from .client import Client, ClientState, Subscription, connect_stdio
 from .errors import ClientError, InputRefused
@@ -28,6 +29,7 @@ __all__ = [
     "InputContext",
     "InputHandler",
     "InputRefused",
+    "PendingCall",
     "Subscription",
     "__version__",
     "connect_stdio",

@@ -283,9 +283,10 @@ class ModernCalls:
             if not thread.is_alive():
                 self.client._input_threads.discard(thread)
         errors = [(key, out) for key, out in sorted(known.items()) if isinstance(out, ClientError)]
-        first_failure = [e for e in errors if not (e[1].kind == "cancelled" and e[1].message.startswith("another"))]
-        if first_failure or errors:
-            raise (first_failure or errors)[0][1]
+        # callbacks cancelled because another one failed are not failures of their own
+        failures = [e for e in errors if e[1].kind != "cancelled"] or errors
+        if failures:
+            raise failures[0][1]
         if len(known) < len(prepared):
             for token in tokens.values():
                 token.cancel("timeout")

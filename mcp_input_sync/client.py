@@ -312,7 +312,7 @@ class Client:
             self._calls.forget(probe)
             if init.failure is not None:
                 raise init.failure
-            self._finish_handshake(init, offered, None, caps)
+            self._finish_handshake(init, offered, None, caps, switch=True)
             return
         # Still silent: an old server whose reader died on the probe. Restart it once, no probe.
         self._calls.forget(probe)
@@ -325,7 +325,7 @@ class Client:
             restart(self._opts.timeout)
         except TransportClosed as exc:
             raise ClientError("transport", str(exc)) from exc
-        self._handshake(offered, forced=None)
+        self._handshake(offered, forced=None, switch=True)
 
     def _wait_any(self, done: threading.Event, seconds_: float, calls: list[Call]) -> bool:
         """Wait (bounded, library clock) until one of ``calls`` sharing ``done`` has an outcome."""
@@ -353,7 +353,7 @@ class Client:
         elif forced:
             raise ClientError("protocol", "the server does not speak the 2026-07-28 era", data=response.get("error"))
         else:
-            self._handshake(decision.version, forced=None)
+            self._handshake(decision.version, forced=None, switch=True)
 
     def _go_modern(self, version: str, discover: Optional[JsonDict]) -> None:
         responder = self._responder
@@ -377,23 +377,27 @@ class Client:
         self.instructions = instructions if isinstance(instructions, str) else None
         self._listen_if_wanted()
 
-    def _handshake(self, offered: str, forced: Optional[str]) -> None:
-        """The legacy lifecycle: initialize, then notifications/initialized."""
+    def _handshake(self, offered: str, forced: Optional[str], switch: bool = False) -> None:
+        """The legacy lifecycle: initialize, then notifications/initialized.
+
+        With ``switch`` (era detection), an initialize error that lists a
+        modern version switches to the modern era instead of failing.
+        """
         responder = self._responder
         assert responder is not None
         caps = self.capabilities(offered)
         responder.checks.config = self._check_config(offered, caps)
         params = v.initialize_params(offered, caps, {"name": self.name, "version": __version__})
         call = self._start("initialize", params, is_call=False, clock=self._clock_for(_UNSET, _UNSET))
-        self._finish_handshake(call, offered, forced, caps)
+        self._finish_handshake(call, offered, forced, caps, switch)
 
-    def _finish_handshake(self, call: Call, offered: str, forced: Optional[str], caps: JsonDict) -> None:
+    def _finish_handshake(self, call: Call, offered: str, forced: Optional[str], caps: JsonDict, switch: bool = False) -> None:
         responder = self._responder
         assert responder is not None
         try:
             result = self._await(call)
         except ClientError as exc:
-            if exc.kind == "remote" and modern.modern_in_initialize_error({"data": exc.data}) and forced is None:
+            if switch and exc.kind == "remote" and modern.modern_in_initialize_error({"data": exc.data}):
                 self._go_modern(modern.MODERN_VERSION, None)  # a modern-only server listed its versions
                 return
             raise

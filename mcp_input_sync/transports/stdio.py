@@ -41,13 +41,31 @@ class StdioTransport:
         self._write_lock = threading.Lock()
         self._closing = False
         self._threads: list[threading.Thread] = []
+        self._callbacks: Optional[tuple[OnMessage, OnClose]] = None
+        self._generation = 0
         self._stderr_log = logging.getLogger(f"mcp_input_sync.server.{self.default_server_id}")
 
     def set_server_id(self, server_id: str) -> None:
         """Name the logger that receives the server's stderr."""
         self._stderr_log = logging.getLogger(f"mcp_input_sync.server.{server_id}")
 
+    def restart(self, timeout: float) -> None:
+        """Stop the server process (bounded by ``timeout``) and start a fresh one.
+
+        The era probe uses this once for an old server whose reader died on
+        the unknown ``server/discover``; the callbacks stay the same.
+        """
+        callbacks = self._callbacks
+        if callbacks is None:
+            raise TransportClosed("stdio transport was never started")
+        self._generation += 1
+        self._stop(RealBudget(min(timeout, 5.0)))
+        self._closing = False
+        self.start(*callbacks)
+
     def start(self, on_message: OnMessage, on_close: OnClose) -> None:
+        self._callbacks = (on_message, on_close)
+        generation = self._generation
         env = None
         if self.env is not None:
             env = dict(os.environ)
@@ -82,7 +100,7 @@ class StdioTransport:
                         on_message(line)
             except (OSError, ValueError) as exc:  # ValueError: read on a closed file
                 error = exc
-            if not self._closing:
+            if not self._closing and generation == self._generation:
                 on_close(error)
 
         def read_stderr() -> None:
@@ -112,8 +130,10 @@ class StdioTransport:
         """Close stdin, wait, terminate, wait, kill: bounded by ``timeout`` real seconds."""
         if self._closing:
             return
+        self._stop(RealBudget(timeout))
+
+    def _stop(self, budget: RealBudget) -> None:
         self._closing = True
-        budget = RealBudget(timeout)
         proc = self.process
         if proc is not None:
             with self._write_lock:

@@ -24,7 +24,20 @@ ProgressCallback = Callable[[JsonDict], None]
 class Call:
     """One request of the client waiting for its response."""
 
-    __slots__ = ("id", "method", "is_call", "assigns", "clock", "done", "response", "failure", "tied", "progress", "progress_token")
+    __slots__ = (
+        "id",
+        "method",
+        "is_call",
+        "assigns",
+        "clock",
+        "done",
+        "response",
+        "failure",
+        "tied",
+        "progress",
+        "progress_token",
+        "task_id",
+    )
 
     def __init__(
         self,
@@ -49,6 +62,8 @@ class Call:
         self.tied: set[Inbound] = set()
         self.progress: Optional[ProgressCallback] = None
         self.progress_token: Optional[str] = None
+        #: The 2025-11-25 task this call waits on (``tasks/result``), for tying by related-task.
+        self.task_id: Optional[str] = None
 
 
 class CallTable:
@@ -111,17 +126,18 @@ class CallTable:
             self._calls = 0
             return calls
 
-    def tie(self, inbound: "Inbound", now: float) -> Optional[Call]:
-        """Tie a server request to the call in flight when there is exactly one (stdio)."""
+    def tie(self, inbound: "Inbound", now: float, task_id: Optional[str] = None) -> Optional[Call]:
+        """Tie a server request to a call: the one waiting on its related task, else the only call in flight."""
         with self.lock:
-            if self._calls != 1:
-                return None
-            for call in self._by_id.values():
-                if call.is_call:
-                    call.tied.add(inbound)
-                    call.clock.pause(now)
-                    return call
-        return None
+            chosen: Optional[Call] = None
+            if task_id is not None:
+                chosen = next((c for c in self._by_id.values() if c.task_id == task_id), None)
+            if chosen is None and self._calls == 1:
+                chosen = next((c for c in self._by_id.values() if c.is_call), None)
+            if chosen is not None:
+                chosen.tied.add(inbound)
+                chosen.clock.pause(now)
+            return chosen
 
     def untie(self, inbound: "Inbound", call: Call, now: float) -> None:
         """A tied request was answered or cancelled: resume its call's clock."""

@@ -36,15 +36,28 @@ Send = Callable[[bytes], None]
 BUSY = Refusal("busy", jsonrpc.SERVER_ERROR, "busy: too many requests in flight")
 
 
+RELATED_TASK = "io.modelcontextprotocol/related-task"
+
+
+def related_task(params: Any) -> Optional[str]:
+    """The taskId of a request's ``_meta["io.modelcontextprotocol/related-task"]``, if any."""
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    related = meta.get(RELATED_TASK) if isinstance(meta, dict) else None
+    task_id = related.get("taskId") if isinstance(related, dict) else None
+    return task_id if isinstance(task_id, str) else None
+
+
 class Inbound:
     """One server request being answered by a callback."""
 
-    __slots__ = ("id", "method", "kind", "token", "call", "timer")
+    __slots__ = ("id", "method", "kind", "token", "call", "timer", "task_id")
 
     def __init__(self, request_id: RequestId, method: str, kind: str) -> None:
         self.id = request_id
         self.method = method
         self.kind = kind
+        #: The 2025-11-25 task this request belongs to (``related-task``), if any.
+        self.task_id: Optional[str] = None
         self.token = CancelToken()
         #: The call this request is tied to, or None.
         self.call: Optional[Call] = None
@@ -156,7 +169,8 @@ class LegacyResponder:
         if not admitted:
             pool.release()
             return
-        entry.call = self.calls.tie(entry, now)
+        entry.task_id = related_task(params)
+        entry.call = self.calls.tie(entry, now, entry.task_id)
         limit = self.options.handler_timeout[kind]
         entry.timer = self.watchdog.schedule(now + limit, lambda: self._timed_out(entry, limit))
         try:
@@ -217,6 +231,10 @@ class LegacyResponder:
             return partial(self.answer, entry, jsonrpc.error(request_id, verdict.code, verdict.message))
         for note in prepared.notes:
             log.warning("mcp_input_sync: %s answer to server %s: %s", entry.method, self.server_id, note)
+        if entry.task_id is not None:  # 2025-11-25: a task's responses carry its related-task _meta
+            meta = dict(verdict.get("_meta") or {})
+            meta[RELATED_TASK] = {"taskId": entry.task_id}
+            verdict = dict(verdict, _meta=meta)
         return partial(self.answer, entry, jsonrpc.result(request_id, verdict), "served")
 
     # ------------------------------------------------------------------ answering

@@ -141,6 +141,8 @@ class Client:
         #: The open subscriptions/listen request (modern), if any.
         self._listen: Optional[Call] = None
         self._resource_subscriptions: list[str] = []
+        #: Each tool's ``execution.taskSupport`` as last listed (2025-11-25 tasks).
+        self._task_supports: dict[str, str] = {}
         #: ``"legacy"`` or ``"modern"`` once open, else None.
         self.era: Optional[str] = None
         #: The negotiated protocol version once open, else None.
@@ -682,9 +684,9 @@ class Client:
                 left running).
         """
         self._ensure_open()
-        if self.era != v.MODERN:
-            raise ClientError("protocol", "await_task needs the 2026-07-28 tasks extension on this server")
         clock = self._clock_for(timeout, max_total_timeout)
+        if self.era != v.MODERN:
+            return self._legacy_await_task(task_id, clock, assigns, cancel)
         return self._modern.await_task(task_id, clock=clock, assigns=assigns, cancel=cancel)
 
     def cancel_task(self, task_id: str, *, timeout: Seconds = _UNSET) -> JsonDict:
@@ -694,7 +696,13 @@ class Client:
 
     def list_tools(self, *, timeout: Seconds = _UNSET) -> list[JsonDict]:
         """Every tool the server offers, following ``nextCursor`` across pages."""
-        return self._list("tools/list", "tools", timeout)
+        tools = self._list("tools/list", "tools", timeout)
+        for tool in tools:
+            execution = tool.get("execution") if isinstance(tool, dict) else None
+            support = execution.get("taskSupport") if isinstance(execution, dict) else None
+            if isinstance(tool, dict) and isinstance(tool.get("name"), str):
+                self._task_supports[tool["name"]] = support if isinstance(support, str) else "forbidden"
+        return tools
 
     def list_resources(self, *, timeout: Seconds = _UNSET) -> list[JsonDict]:
         """Every resource the server offers, following ``nextCursor``."""
@@ -759,7 +767,54 @@ class Client:
             )
         if defer_input:
             raise ClientError("protocol", "defer_input works only in the 2026-07-28 era")
+        if method == "tools/call" and self._legacy_tasks_offered():
+            support = self._task_support(params["name"])
+            if support == "required" or (support == "optional" and not wait):
+                # 2025-11-25: run it as a task, then follow it with tasks/get and tasks/result
+                created = self._request(method, dict(params, task={}), is_call=True, clock=clock, assigns=assigns, cancel=cancel)
+                task = created.get("task")
+                task_id = task.get("taskId") if isinstance(task, dict) else None
+                if not isinstance(task_id, str):
+                    raise ClientError("protocol", "a task-augmented call returned no task", data=created, check="result")
+                if not wait:
+                    return created
+                return self._legacy_await_task(task_id, clock, assigns, cancel)
         return self._request(method, params, is_call=True, clock=clock, assigns=assigns, progress=progress, cancel=cancel)
+
+    def _legacy_tasks_offered(self) -> bool:
+        if not self._opts.tasks or self.era != v.LEGACY or self.protocol_version != "2025-11-25":
+            return False
+        tasks = (self.server_capabilities or {}).get("tasks")
+        requests = tasks.get("requests") if isinstance(tasks, dict) else None
+        tools = requests.get("tools") if isinstance(requests, dict) else None
+        return isinstance(tools, dict) and "call" in tools
+
+    def _task_support(self, name: str) -> Optional[str]:
+        """A tool's ``execution.taskSupport`` (``tools/list`` is read once if the tool is unknown)."""
+        if name not in self._task_supports:
+            self.list_tools()
+        return self._task_supports.get(name)
+
+    def _legacy_await_task(
+        self, task_id: str, clock: CallClock, assigns: Optional[Mapping[str, Any]], cancel: Optional[threading.Event]
+    ) -> JsonDict:
+        """2025-11-25: poll tasks/get until the task leaves "working", then tasks/result (its requests tie to it)."""
+        while True:
+            task = self._request("tasks/get", {"taskId": task_id}, is_call=False, clock=clock, cancel=cancel)
+            status = task.get("status")
+            if status == "cancelled":
+                raise ClientError("cancelled", f"task {task_id} was cancelled")
+            if status != "working":
+                break
+            interval = task.get("pollInterval")
+            pause = interval / 1000.0 if isinstance(interval, (int, float)) and not isinstance(interval, bool) and interval > 0 else 1.0
+            pause = min(max(pause, 0.01), 5.0, max(0.0, clock.remaining(_clock.monotonic())))
+            if (cancel.wait(pause) if cancel is not None else threading.Event().wait(pause)):
+                raise ClientError("cancelled", "await_task was cancelled")
+            if clock.expired(_clock.monotonic()) is not None:
+                raise ClientError("timeout", f"task {task_id} did not finish within max_total_timeout")
+        call = self._start("tasks/result", {"taskId": task_id}, is_call=True, clock=clock, assigns=assigns, task_id=task_id)
+        return self._await(call, cancel)
 
     def _clock_for(self, timeout: Seconds, max_total_timeout: Seconds) -> CallClock:
         wait_s = self._opts.timeout if timeout is _UNSET else seconds("timeout", timeout)
@@ -776,10 +831,12 @@ class Client:
         assigns: Optional[Mapping[str, Any]] = None,
         progress: Optional[ProgressCallback] = None,
         done: Optional[threading.Event] = None,
+        task_id: Optional[str] = None,
     ) -> Call:
         """Register and write one request; the caller waits for it."""
         request_id = next(self._ids)
         call = Call(request_id, method, is_call, self._opts.assigns if assigns is None else assigns, clock, done)
+        call.task_id = task_id
         if self._meta_version is not None:
             # modern: every request carries a fresh, complete _meta
             params = modern.with_meta(params, self._modern_meta())

@@ -620,3 +620,37 @@ def test_forcing_modern_against_a_legacy_only_server_fails_clearly(recorder: Rec
     with pytest.raises(mis.ClientError) as info:
         client.open()
     assert info.value.kind == "protocol"
+
+
+LEGACY_TASKS = ["--legacy-only", "--legacy-capabilities", json.dumps({"tools": {}, "tasks": {"requests": {"tools": {"call": {}}}}})]
+
+
+def test_a_2025_11_25_task_is_followed_and_its_requests_are_answered_by_the_legacy_engine(recorder: Recorder) -> None:
+    handler = Answers()
+    with connect(recorder, SCRIPTED, handler, *LEGACY_TASKS, tasks=True) as client:
+        assert client.protocol_version == "2025-11-25"
+        out = tool_json(client.call_tool("task_required", assigns={"job": 9}))
+        related = {"io.modelcontextprotocol/related-task": {"taskId": "lt1"}}
+        assert out == {"action": "accept", "content": {"answer": "yes"}, "_meta": related}
+        ((_, params, ctx, thread),) = handler.seen
+        (result_call,) = [m for m in recorder.sent if m.get("method") == "tasks/result"]
+        assert ctx.related_request_id == result_call["id"] and ctx.assigns == {"job": 9}
+        assert thread.startswith("mcp-input-sync-worker-")
+        (task_call,) = calls(recorder, "task_required")
+        assert task_call["params"]["task"] == {}
+        answer = next(m for m in recorder.sent if m.get("id") == "lq-lt1")
+        assert answer["result"]["_meta"] == {"io.modelcontextprotocol/related-task": {"taskId": "lt1"}}
+        # an optional tool runs as a task only when the caller does not wait
+        assert tool_text(client.call_tool("task_optional")) == "optional, no task"
+        created = client.call_tool("task_optional", wait=False)
+        assert created["task"]["status"] == "working"
+        assert tool_json(client.await_task(created["task"]["taskId"]))["action"] == "accept"
+
+
+def test_a_cancelled_2025_11_25_task_raises(recorder: Recorder) -> None:
+    with connect(recorder, SCRIPTED, Answers(), *LEGACY_TASKS, tasks=True) as client:
+        created = client.call_tool("task_optional", wait=False)
+        client.cancel_task(created["task"]["taskId"])
+        with pytest.raises(mis.ClientError) as info:
+            client.await_task(created["task"]["taskId"])
+        assert info.value.kind == "cancelled"

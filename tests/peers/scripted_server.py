@@ -122,6 +122,18 @@ version if it is "2025-11-25" or "2025-06-18", else "2025-11-25" (or
   ``{"uri": uri}`` then ``notifications/tools/list_changed`` (no params), then
   LTEXT("fired 2"); ``_received {}`` as above.  Unknown tool -> ERR(-32602).
 - ``resources/subscribe`` / ``resources/unsubscribe`` -> ``{}``.
+- 2025-11-25 tasks (give ``--legacy-capabilities`` a ``tasks`` entry to
+  advertise them): tools ``task_required`` (``execution.taskSupport``
+  "required": without a ``task`` param -> ERR(-32601)) and ``task_optional``
+  ("optional": without ``task`` -> LTEXT("optional, no task")). With ``task``
+  -> ``{"task": {taskId "lt<n>", status, createdAt, lastUpdatedAt, ttl null,
+  pollInterval 50}}``. ``tasks/get`` -> the task flat: "working" on poll 1,
+  "input_required" from poll 2. ``tasks/result`` sends ``elicitation/create``
+  (id ``"lq-<taskId>"``, FORM("Task question?") with ``_meta``
+  ``io.modelcontextprotocol/related-task {taskId}``), waits for the answer,
+  then answers LTEXT(JSON of the answer's result) tagged with the same
+  ``_meta``. ``tasks/cancel`` -> the task, "cancelled"; unknown task ->
+  ERR(-32602).
 - Anything else -> ERR(-32601).  Modern ``_meta`` is ignored (a request
   carrying it is still served with legacy semantics).
 
@@ -330,7 +342,9 @@ MODERN_TOOLS = (
     "server_request", "log_and_progress", "slow", "task_input", "task_fail", "task_cancel",
     "fire", "end_listens", "_received",
 )
-LEGACY_TOOLS = ("echo", "fire_legacy", "_received")
+LEGACY_TOOLS = ("echo", "fire_legacy", "_received", "task_required", "task_optional")
+TASK_SUPPORT = {"task_required": "required", "task_optional": "optional"}
+RELATED = "io.modelcontextprotocol/related-task"
 
 
 class RpcError(Exception):
@@ -464,6 +478,9 @@ class Server:
         self.listens: dict[str, dict[str, Any]] = {}  # id_key -> {"id", "filter"}
         self.slow_waits: dict[str, threading.Event] = {}
         self.tasks: dict[str, Task] = {}
+        self.legacy_tasks: dict[str, dict[str, Any]] = {}
+        self.legacy_waiters: dict[str, threading.Event] = {}
+        self.legacy_answers: dict[str, Any] = {}
         self.task_ids = itertools.count(1)
         self.endless_ids = itertools.count(1)
         self.server_request_ids = itertools.count(1)
@@ -528,6 +545,12 @@ class Server:
             return
         if "method" not in message:
             log(f"client sent a response (id {json.dumps(message.get('id'))})")
+            with self.state_lock:
+                waiter = self.legacy_waiters.pop(str(message.get("id")), None)
+                if waiter is not None:
+                    self.legacy_answers[str(message.get("id"))] = message.get("result", message.get("error"))
+            if waiter is not None:
+                waiter.set()
             return
         if "id" not in message:
             self.handle_notification(message)
@@ -619,7 +642,15 @@ class Server:
         elif method in ("ping", "resources/subscribe", "resources/unsubscribe"):
             self.respond(rid, {})
         elif method == "tools/list":
-            self.respond(rid, {"tools": [{"name": n, "inputSchema": {"type": "object"}} for n in LEGACY_TOOLS]})
+            tools = []
+            for n in LEGACY_TOOLS:
+                tool: dict[str, Any] = {"name": n, "inputSchema": {"type": "object"}}
+                if n in TASK_SUPPORT:
+                    tool["execution"] = {"taskSupport": TASK_SUPPORT[n]}
+                tools.append(tool)
+            self.respond(rid, {"tools": tools})
+        elif method in ("tasks/get", "tasks/result", "tasks/cancel"):
+            self.legacy_task_request(rid, method, params)
         elif method == "tools/call":
             name = params.get("name")
             raw_args = params.get("arguments")
@@ -632,10 +663,67 @@ class Server:
                 self.respond(rid, text("fired 2", modern=False))
             elif name == "_received":
                 self.respond(rid, text(self.received_json(), modern=False))
+            elif name in TASK_SUPPORT:
+                if "task" not in params:
+                    if name == "task_required":
+                        raise RpcError(-32601, "task_required must run as a task")
+                    self.respond(rid, text("optional, no task", modern=False))
+                    return
+                task_id = f"lt{next(self.task_ids)}"
+                with self.state_lock:
+                    self.legacy_tasks[task_id] = {"polls": 0, "status": "working", "answer": None}
+                self.respond(rid, {"task": self.legacy_task_view(task_id)})
             else:
                 raise RpcError(-32602, f"Unknown tool: {name}")
         else:
             raise RpcError(-32601, "Method not found")
+
+    # 2025-11-25 tasks: tasks/get shows working, then input_required; tasks/result
+    # asks one form question tagged with the related-task _meta and returns the answer.
+    def legacy_task_view(self, task_id: str) -> dict[str, Any]:
+        task = self.legacy_tasks[task_id]
+        now = "2026-11-29T12:00:00Z"
+        return {"taskId": task_id, "status": task["status"], "createdAt": now, "lastUpdatedAt": now, "ttl": None, "pollInterval": 50}
+
+    def legacy_task_request(self, rid: Any, method: str, params: dict[str, Any]) -> None:
+        task_id = params.get("taskId")
+        with self.state_lock:
+            task = self.legacy_tasks.get(task_id) if isinstance(task_id, str) else None
+        if task is None:
+            raise RpcError(-32602, "Unknown task")
+        assert isinstance(task_id, str)
+        if method == "tasks/cancel":
+            if task["status"] in ("completed", "failed", "cancelled"):
+                raise RpcError(-32602, "Task already finished")
+            task["status"] = "cancelled"
+            self.respond(rid, self.legacy_task_view(task_id))
+        elif method == "tasks/get":
+            task["polls"] += 1
+            if task["status"] == "working" and task["polls"] >= 2:
+                task["status"] = "input_required"
+            self.respond(rid, self.legacy_task_view(task_id))
+        else:
+            threading.Thread(target=self.legacy_task_result, args=(rid, task_id), daemon=True).start()
+
+    def legacy_task_result(self, rid: Any, task_id: str) -> None:
+        task = self.legacy_tasks[task_id]
+        if task["status"] == "cancelled":
+            self.error(rid, -32603, "Task cancelled")
+            return
+        question = f"lq-{task_id}"
+        waiter = threading.Event()
+        with self.state_lock:
+            self.legacy_waiters[question] = waiter
+        params = dict(form("Task question?")["params"])
+        params["_meta"] = {RELATED: {"taskId": task_id}}
+        self.send({"jsonrpc": "2.0", "id": question, "method": "elicitation/create", "params": params})
+        waiter.wait(30)
+        with self.state_lock:
+            answer = self.legacy_answers.pop(question, None)
+        task["status"] = "completed"
+        result = text(json.dumps(answer), modern=False)
+        result["_meta"] = {RELATED: {"taskId": task_id}}
+        self.respond(rid, result)
 
     def received_json(self) -> str:
         with self.state_lock:

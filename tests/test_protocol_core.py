@@ -222,3 +222,91 @@ def test_an_unmatched_resume_is_ignored() -> None:
     clock = CallClock(now=0.0, timeout=10.0, max_total=100.0)
     clock.resume(5.0)
     assert not clock.paused and clock.expired(10.0) == TIMEOUT
+
+
+# ---------------------------------------------------------------------------- the modern era, pure
+
+from mcp_input_sync._protocol import modern  # noqa: E402
+
+
+@pytest.mark.parametrize(
+    "response, era, version",
+    [
+        ({"result": {"supportedVersions": ["2026-07-28"], "capabilities": {}}}, "modern", "2026-07-28"),
+        ({"result": {"supportedVersions": ["2099-01-01", "2025-11-25"]}}, "legacy", "2025-11-25"),
+        ({"result": {}}, "legacy", "2025-11-25"),
+        ({"error": {"code": -32020, "message": "header mismatch"}}, "modern", "2026-07-28"),
+        ({"error": {"code": -32021, "message": "missing capability"}}, "modern", "2026-07-28"),
+        ({"error": {"code": -32022, "message": "x", "data": {"supported": ["2026-07-28"]}}}, "modern", "2026-07-28"),
+        ({"error": {"code": -32022, "message": "x", "data": {"supported": ["2025-06-18"]}}}, "legacy", "2025-06-18"),
+        ({"error": {"code": -32022, "message": "x", "data": {"supported": ["2025-11-25", "2025-06-18"]}}}, "legacy", "2025-11-25"),
+        ({"error": {"code": -32601, "message": "method not found"}}, "legacy", "2025-11-25"),
+        ({"error": {"code": -32600, "message": "invalid"}}, "legacy", "2025-11-25"),
+        ({"error": "garbage"}, "legacy", "2025-11-25"),
+    ],
+)
+def test_the_probe_answer_decides_the_era(response: dict[str, Any], era: str, version: str) -> None:
+    decision = modern.decide_from_discover(response)
+    assert (decision.era, decision.version) == (era, version)
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        {"error": {"code": -32022, "message": "x", "data": {"supported": ["2099-01-01"]}}},
+        {"result": {"supportedVersions": ["2099-01-01"]}},
+    ],
+)
+def test_a_probe_answer_naming_no_version_we_speak_is_a_protocol_violation(response: dict[str, Any]) -> None:
+    with pytest.raises(v.ProtocolViolation):
+        modern.decide_from_discover(response)
+
+
+@pytest.mark.parametrize(
+    "result, method, tasks, expected",
+    [
+        ({}, "tools/call", False, "complete"),
+        ({"resultType": "complete"}, "tools/list", False, "complete"),
+        ({"resultType": "input_required"}, "prompts/get", False, "input_required"),
+        ({"resultType": "task"}, "tools/call", True, "task"),
+    ],
+)
+def test_result_types(result: dict[str, Any], method: str, tasks: bool, expected: str) -> None:
+    assert modern.result_type(result, method, tasks) == expected
+
+
+@pytest.mark.parametrize(
+    "result, method, tasks",
+    [({"resultType": "surprise"}, "tools/call", True), ({"resultType": "input_required"}, "tools/list", False), ({"resultType": "task"}, "tools/call", False)],
+)
+def test_unknown_or_misplaced_result_types_are_violations(result: dict[str, Any], method: str, tasks: bool) -> None:
+    with pytest.raises(v.ProtocolViolation):
+        modern.result_type(result, method, tasks)
+
+
+def test_a_round_is_read_in_sorted_key_order_and_checked_for_shape() -> None:
+    round_ = modern.parse_round({"inputRequests": {"b": {}, "a": {}}, "requestState": "s"})
+    assert list(round_.requests) == ["a", "b"] and round_.state == "s"
+    for bad in ({}, {"inputRequests": []}, {"requestState": 5}):
+        with pytest.raises(v.ProtocolViolation):
+            modern.parse_round(bad)
+
+
+def test_retry_params_carry_the_original_params_responses_and_state_only_when_sent() -> None:
+    original = {"name": "t", "arguments": {"x": 1}, "_meta": {"progressToken": "p"}}
+    assert modern.retry_params(original, {"a": {"action": "decline"}}, None) == {"name": "t", "arguments": {"x": 1}, "inputResponses": {"a": {"action": "decline"}}}
+    assert modern.retry_params(original, None, "s")["requestState"] == "s"
+    assert [modern.backoff(n) for n in range(5)] == [0.05, 0.1, 0.2, 0.25, 0.25]
+
+
+def test_a_pending_call_survives_a_json_round_trip_and_refuses_garbage() -> None:
+    pending = modern.PendingCall("tools/call", {"name": "t"}, {"a": {"method": "roots/list"}}, "st\u2028ate", 2, ["q"])
+    assert modern.PendingCall.from_json(pending.to_json()) == pending
+    for text in ("[]", '{"v": 2}', '{"v": 1, "method": "tools/list", "params": {}, "input_requests": {}, "rounds": 0}'):
+        with pytest.raises(ValueError):
+            modern.PendingCall.from_json(text)
+
+
+def test_modern_capabilities_have_no_list_changed_and_tasks_as_an_extension() -> None:
+    caps = modern.capabilities(sampling=True, elicitation_modes=("form",), roots=True, sampling_tools=False, sampling_context=False, tasks=True)
+    assert caps == {"sampling": {}, "elicitation": {"form": {}}, "roots": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}}

@@ -30,7 +30,6 @@ from typing import Any, Mapping, Optional, Union
 
 from . import jsonrpc, roots, sampling
 from .budget import TokenBucket
-from .fields import sensitive_fields
 from .forms import FormCache, FormSchema, SchemaRefused
 from .urls import UrlFacts, UrlRefused, check_elicitation_url
 from .versions import INPUT_METHODS, missing_param
@@ -165,7 +164,8 @@ class InputChecks:
             form = self.forms.get(schema)
         except SchemaRefused as exc:
             return _refuse("schema", jsonrpc.INVALID_PARAMS, f"requestedSchema refused: {exc}")
-        return Prepared("elicitation", params, mode="form", form=form, fields=sensitive_fields(schema))
+        # each request gets its own copy: a handler may write into ctx.fields
+        return Prepared("elicitation", params, mode="form", form=form, fields={k: dict(v) for k, v in form.fields.items()})
 
     # ------------------------------------------------------------------ step 8
 

@@ -40,6 +40,8 @@ import math
 import re
 from typing import Any, Callable, Mapping, Optional
 
+from .fields import sensitive_fields
+
 #: Keywords refused at any level of a form schema.
 REFUSED_KEYWORDS = frozenset(
     {"$ref", "$defs", "definitions", "allOf", "not", "if", "then", "else", "patternProperties", "dependentSchemas"}
@@ -262,13 +264,15 @@ def _compile_array(name: str, prop: Mapping[str, Any]) -> Check:
 class FormSchema:
     """A form schema that passed the subset check, compiled for checking answers."""
 
-    __slots__ = ("checks", "required", "closed")
+    __slots__ = ("checks", "required", "closed", "fields")
 
-    def __init__(self, checks: dict[str, Check], required: tuple[str, ...], closed: bool) -> None:
+    def __init__(self, checks: dict[str, Check], required: tuple[str, ...], closed: bool, fields: dict[str, dict[str, bool]]) -> None:
         self.checks = checks
         self.required = required
         #: True when the schema sets ``additionalProperties: false``.
         self.closed = closed
+        #: ``{name: {"sensitive_suspected": bool}}`` (the context's ``fields``), computed once.
+        self.fields = fields
 
     def check_content(self, content: Any) -> Optional[str]:
         """Why an accepted answer's ``content`` does not fit, or None when it does."""
@@ -332,7 +336,7 @@ def compile_form(schema: Any) -> FormSchema:
         if name not in properties:
             raise SchemaRefused(f"required field {name!r} is not in the form")
     checks = {name: _compile_property(name, prop) for name, prop in properties.items()}
-    return FormSchema(checks, tuple(dict.fromkeys(required)), additional is False)
+    return FormSchema(checks, tuple(dict.fromkeys(required)), additional is False, sensitive_fields(schema))
 
 
 class FormCache:

@@ -25,7 +25,8 @@ from ._runtime.watchdog import Timer, Watchdog
 from ._runtime.workers import HandlerPool
 from ._stats import Stats
 from .errors import InputRefused
-from .handler import CancelToken, InputContext, InputHandler
+from ._callbacks import call_handler, input_context
+from .handler import CancelToken, InputHandler
 from .options import Options
 from .transports.base import TransportClosed
 
@@ -198,28 +199,17 @@ class LegacyResponder:
         request_id = entry.id
         kind = entry.kind
         call = entry.call
-        url = prepared.url
-        ctx = InputContext(
+        ctx = input_context(
+            prepared,
             client=self.client_name,
             server_id=self.server_id,
             era=self.era,
             assigns=call.assigns if call is not None else self.options.assigns,
             related_request_id=call.id if call is not None else None,
-            mode=prepared.mode,
-            url=url.url if url is not None else None,
-            host=url.host if url is not None else None,
-            idn=url.idn if url is not None else None,
-            origin_mismatch=url.origin_mismatch if url is not None else None,
-            fields=prepared.fields,
             token=entry.token,
         )
         try:
-            if kind == "elicitation":
-                value = handler.handle_elicitation(prepared.params, ctx)
-            elif kind == "sampling":
-                value = handler.handle_sampling(prepared.params, ctx)
-            else:
-                value = handler.list_roots(ctx)
+            value = call_handler(handler, prepared, ctx)
         except InputRefused as refusal:
             return partial(self.answer, entry, jsonrpc.error(request_id, refusal.code, refusal.message, refusal.data))
         except Exception:

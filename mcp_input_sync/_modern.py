@@ -26,7 +26,8 @@ from ._protocol.modern import PendingCall
 from ._protocol.versions import INPUT_METHODS, ProtocolViolation
 from ._runtime import start_thread
 from .errors import ClientError, InputRefused
-from .handler import CancelToken, InputContext
+from ._callbacks import call_handler, input_context
+from .handler import CancelToken
 
 if TYPE_CHECKING:
     from .client import Client
@@ -200,29 +201,17 @@ class ModernCalls:
         limit = client._opts.handler_timeout[step.kind]
         deadline = min(now + limit, clock.started + clock.max_total)
         timer = client._watchdog.schedule(deadline, lambda: token.cancel("timeout"))
-        url = step.url
-        ctx = InputContext(
+        ctx = input_context(
+            step,
             client=client.name,
             server_id=client.server_id,
             era=client.era,
             assigns=client._opts.assigns if assigns is None else assigns,
-            related_request_id=None,
-            mode=step.mode,
-            url=url.url if url is not None else None,
-            host=url.host if url is not None else None,
-            idn=url.idn if url is not None else None,
-            origin_mismatch=url.origin_mismatch if url is not None else None,
-            fields=step.fields,
             token=token,
         )
         client._live_tokens.add(token)
         try:
-            if step.kind == "elicitation":
-                value = handler.handle_elicitation(step.params, ctx)
-            elif step.kind == "sampling":
-                value = handler.handle_sampling(step.params, ctx)
-            else:
-                value = handler.list_roots(ctx)
+            value = call_handler(handler, step, ctx)
         except InputRefused as refusal:
             raise ClientError("input_handler", refusal.message, code=refusal.code, data=refusal.data) from refusal
         except Exception as exc:

@@ -53,7 +53,7 @@ from ._runtime.workers import HandlerPool
 from ._stats import Stats
 from ._version import __version__
 from .errors import ClientError, InputRefused
-from .handler import CancelToken, InputContext, InputHandler, overrides
+from .handler import CancelToken, InputHandler, overrides
 from .options import Options, seconds
 from .transports.base import Transport, TransportClosed
 
@@ -977,35 +977,9 @@ class Client:
                 kind = "refused" if step.check not in ("capability", "malformed", "method") else "protocol"
                 raise ClientError(kind, step.message, code=step.code, check=step.check)
             prepared.append(step)
-        handler = self._handler
-        assert handler is not None  # the capability check passed
-        answers = []
-        for step in prepared:
-            facts = step.url
-            assert facts is not None
-            ctx = InputContext(
-                client=self.name,
-                server_id=self.server_id,
-                era=self.era,
-                assigns=self._opts.assigns,
-                mode="url",
-                url=facts.url,
-                host=facts.host,
-                idn=facts.idn,
-                origin_mismatch=facts.origin_mismatch,
-            )
-            try:
-                value = handler.handle_elicitation(step.params, ctx)
-            except InputRefused as refusal:
-                raise ClientError("input_handler", refusal.message, code=refusal.code, data=refusal.data) from refusal
-            except Exception as exc:
-                raise ClientError("input_handler", "the input handler failed", code=jsonrpc.INTERNAL_ERROR) from exc
-            verdict = checks.answer(step, value)
-            if isinstance(verdict, Refusal):
-                responder.note_refusal("elicitation", verdict)
-                raise ClientError("input_handler", verdict.message, code=verdict.code, data=verdict.detail, check="answer")
-            self._stats.add("served")
-            answers.append(verdict)
+        # the callbacks run as a modern round's do: on this thread, under their deadlines
+        clock = self._clock_for(_UNSET, _UNSET)
+        answers = [self._modern.answer_one(step, clock, None) for step in prepared]
         return answers
 
     # ------------------------------------------------------------------ writing

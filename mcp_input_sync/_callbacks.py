@@ -1,0 +1,55 @@
+"""Calling the host's handler for one checked input request, in either era."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Optional
+
+from ._protocol.checks import Prepared
+from .handler import CancelToken, InputContext, InputHandler
+
+
+def input_context(
+    prepared: Prepared,
+    *,
+    client: str,
+    server_id: str,
+    era: Optional[str],
+    assigns: Optional[Mapping[str, Any]],
+    related_request_id: Any = None,
+    token: Optional[CancelToken] = None,
+) -> InputContext:
+    """The context of a callback answering ``prepared`` (behaviour.md section 9)."""
+    url = prepared.url
+    if url is None:
+        return InputContext(
+            client=client,
+            server_id=server_id,
+            era=era,
+            assigns=assigns,
+            related_request_id=related_request_id,
+            mode=prepared.mode,
+            fields=prepared.fields,
+            token=token,
+        )
+    return InputContext(
+        client=client,
+        server_id=server_id,
+        era=era,
+        assigns=assigns,
+        related_request_id=related_request_id,
+        mode=prepared.mode,
+        url=url.url,
+        host=url.host,
+        idn=url.idn,
+        origin_mismatch=url.origin_mismatch,
+        token=token,
+    )
+
+
+def call_handler(handler: InputHandler, prepared: Prepared, ctx: InputContext) -> Any:
+    """Run the handler method for the request's kind and return what it returned."""
+    if prepared.kind == "elicitation":
+        return handler.handle_elicitation(prepared.params, ctx)
+    if prepared.kind == "sampling":
+        return handler.handle_sampling(prepared.params, ctx)
+    return handler.list_roots(ctx)

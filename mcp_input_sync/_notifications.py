@@ -21,7 +21,7 @@ from ._stats import Stats
 from .handler import InputContext, InputHandler, overrides
 
 if TYPE_CHECKING:
-    from .client import Client
+    pass
 
 log = logging.getLogger("mcp_input_sync")
 

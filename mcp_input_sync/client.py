@@ -52,7 +52,7 @@ from ._runtime.watchdog import Watchdog
 from ._runtime.workers import HandlerPool
 from ._stats import Stats
 from ._version import __version__
-from .errors import ClientError, InputRefused
+from .errors import ClientError
 from .handler import CancelToken, InputHandler, overrides
 from .options import Options, seconds
 from .transports.base import Transport, TransportClosed

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import json
 import sys
-import threading
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 import mcp_input_sync as mis
 from mcp_input_sync.transports import StdioTransport

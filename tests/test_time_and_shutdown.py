@@ -8,7 +8,6 @@ import textwrap
 import threading
 from typing import Any
 
-import pytest
 from freezegun import freeze_time
 import freezegun.api
 

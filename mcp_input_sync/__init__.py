@@ -18,7 +18,7 @@ from __future__ import annotations
 from . import reflect
 from ._protocol.modern import PendingCall
 from ._version import __version__
-from .client import Client, ClientState, Subscription, connect_stdio
+from .client import Client, ClientState, Subscription, connect_http, connect_stdio
 from .errors import ClientError, InputRefused
 from .handler import InputContext, InputHandler
 
@@ -32,6 +32,7 @@ __all__ = [
     "PendingCall",
     "Subscription",
     "__version__",
+    "connect_http",
     "connect_stdio",
     "reflect",
 ]

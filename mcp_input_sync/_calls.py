@@ -126,13 +126,23 @@ class CallTable:
             self._calls = 0
             return calls
 
-    def tie(self, inbound: "Inbound", now: float, task_id: Optional[str] = None) -> Optional[Call]:
-        """Tie a server request to a call: the one waiting on its related task, else the only call in flight."""
+    def tie(
+        self, inbound: "Inbound", now: float, task_id: Optional[str] = None, stream: Any = None, by_stream: bool = False
+    ) -> Optional[Call]:
+        """Tie a server request to a call (behaviour.md section 5).
+
+        The call waiting on its related task; else, over HTTP (``by_stream``),
+        the call whose response stream carried it (``stream`` is that call's
+        id); else, on stdio, the only call in flight.
+        """
         with self.lock:
             chosen: Optional[Call] = None
             if task_id is not None:
                 chosen = next((c for c in self._by_id.values() if c.task_id == task_id), None)
-            if chosen is None and self._calls == 1:
+            if chosen is None and by_stream:
+                candidate = self._by_id.get(stream) if type(stream) is int else None
+                chosen = candidate if candidate is not None and candidate.is_call else None
+            elif chosen is None and self._calls == 1:
                 chosen = next((c for c in self._by_id.values() if c.is_call), None)
             if chosen is not None:
                 chosen.tied.add(inbound)

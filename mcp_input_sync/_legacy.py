@@ -96,6 +96,8 @@ class LegacyResponder:
         self.server_id = server_id
         self.era: Optional[str] = None
         self.inbox: LegacyInbox[Inbound] = LegacyInbox()
+        #: HTTP: tie server requests to the call whose stream carried them (not to the only call).
+        self.ties_by_stream = False
         self.closing = False
 
     # ------------------------------------------------------------------ reader thread
@@ -137,7 +139,7 @@ class LegacyResponder:
         with self.stats.lock:
             return self.inbox.get(request_id) is not None
 
-    def on_request(self, request_id: Any, method: str, params: Any) -> None:
+    def on_request(self, request_id: Any, method: str, params: Any, stream: Any = None) -> None:
         """Reader thread: one server request, checked in behaviour.md section 5's order."""
         if type(request_id) is not int and type(request_id) is not str:
             log.warning("mcp_input_sync: server request with an invalid id; answered -32600")
@@ -171,7 +173,7 @@ class LegacyResponder:
             pool.release()
             return
         entry.task_id = related_task(params)
-        entry.call = self.calls.tie(entry, now, entry.task_id)
+        entry.call = self.calls.tie(entry, now, entry.task_id, stream, self.ties_by_stream)
         limit = self.options.handler_timeout[kind]
         entry.timer = self.watchdog.schedule(now + limit, lambda: self._timed_out(entry, limit))
         try:

@@ -44,6 +44,7 @@ from ._protocol import versions as v
 from ._protocol.budget import TokenBucket
 from ._protocol.calls import MAX_TOTAL, CallClock
 from ._protocol.checks import CheckConfig, InputChecks, Prepared, Refusal
+from ._protocol.headers import tool_header_map
 from ._protocol.jsonrpc import JsonDict
 from ._protocol.modern import PendingCall
 from ._runtime import RealBudget
@@ -59,10 +60,13 @@ from .transports.base import Transport, TransportClosed
 
 log = logging.getLogger("mcp_input_sync")
 
-__all__ = ["Client", "ClientState", "Subscription", "connect_stdio"]
+__all__ = ["Client", "ClientState", "Subscription", "connect_http", "connect_stdio"]
 
 #: How a server request in the 2026-07-28 era is counted and logged (it is never answered).
 MODERN_REQUEST = Refusal("era", 0, "a server request in the 2026-07-28 era was ignored")
+
+#: The era each HTTP origin spoke (behaviour.md section 4: cached per origin), this process.
+_ERA_CACHE: dict[str, tuple[str, str]] = {}
 
 #: Pages a list_* call follows before it gives up.
 MAX_LIST_PAGES = 1000
@@ -198,6 +202,9 @@ class Client:
                 server_id=self.server_id,
                 checks=InputChecks(CheckConfig(), *self._opts.input_rate_limit, _clock.monotonic()),
             )
+            self._responder.ties_by_stream = bool(getattr(self._transport, "ties_by_stream", False))
+            if hasattr(self._transport, "on_lost"):
+                self._transport.on_lost = self._on_lost
             self._router.log_budget = TokenBucket(*self._opts.log_rate_limit, _clock.monotonic())
             self._state = ClientState.OPEN
             try:
@@ -274,9 +281,32 @@ class Client:
         elif protocol in ("modern",) + modern.MODERN_VERSIONS:
             self._probe(forced=True)
         elif protocol == "auto":
+            origin = self._http_origin()
+            cached = _ERA_CACHE.get(origin) if origin is not None else None
+            if cached is not None:
+                try:
+                    if cached[0] == v.MODERN:
+                        self._go_modern(cached[1], None)
+                    else:
+                        self._handshake(cached[1], forced=None, switch=True)
+                    return
+                except ClientError as exc:
+                    if exc.kind in ("transport", "auth", "closed"):
+                        raise
+                    if origin is not None:
+                        _ERA_CACHE.pop(origin, None)  # the cached guess failed: probe again
             self._probe(forced=False)
+            if origin is not None and self.era is not None and self.protocol_version is not None:
+                _ERA_CACHE[origin] = (self.era, self.protocol_version)
         else:
             raise ClientError("protocol", f"protocol {protocol!r} is not a version this client speaks")
+
+    def _http_origin(self) -> Optional[str]:
+        """The origin whose era is cached (HTTP only: a stdio server is probed per process)."""
+        if not getattr(self._transport, "ties_by_stream", False):
+            return None
+        origin = getattr(self._transport, "origin", None)
+        return origin if isinstance(origin, str) else None
 
     def _probe(self, forced: bool) -> None:
         """Send ``server/discover`` and decide the era from its answer (or its silence)."""
@@ -363,6 +393,7 @@ class Client:
         self._meta_version = version
         self.era = responder.era = self._router.era = v.MODERN
         self.protocol_version = version
+        self._tell_transport()
         responder.checks.config = self._check_config(version, self.capabilities(version))
         if discover is None:
             try:
@@ -410,6 +441,7 @@ class Client:
         responder.checks.config = self._check_config(version, caps)
         self.era = responder.era = self._router.era = v.LEGACY
         self.protocol_version = version
+        self._tell_transport()
         self.server_capabilities = server_caps
         info = result.get("serverInfo")
         self.server_info = info if type(info) is dict else None
@@ -419,6 +451,12 @@ class Client:
         if self._router.wants_logs:
             self._request_logs()
         self._listen_if_wanted()
+
+    def _tell_transport(self) -> None:
+        """Transports that send the version in headers (HTTP) learn the decision."""
+        set_protocol = getattr(self._transport, "set_protocol", None)
+        if set_protocol is not None and self.era is not None and self.protocol_version is not None:
+            set_protocol(self.era, self.protocol_version)
 
     def _modern_meta(self) -> JsonDict:
         """The ``_meta`` of a modern request (clientCapabilities derived from the handler)."""
@@ -697,6 +735,20 @@ class Client:
     def list_tools(self, *, timeout: Seconds = _UNSET) -> list[JsonDict]:
         """Every tool the server offers, following ``nextCursor`` across pages."""
         tools = self._list("tools/list", "tools", timeout)
+        table = getattr(self._transport, "tool_headers", None)
+        if self.era == v.MODERN and isinstance(table, dict):
+            # 2026-07-28 HTTP: mirror x-mcp-header arguments; drop tools whose annotations are invalid
+            kept = []
+            for tool in tools:
+                found = tool_header_map(tool)
+                name = tool.get("name") if isinstance(tool, dict) else None
+                if found is None:
+                    log.warning("mcp_input_sync: tool %r of server %s has invalid x-mcp-header annotations; dropped", name, self.server_id)
+                    continue
+                if isinstance(name, str):
+                    table[name] = found
+                kept.append(tool)
+            tools = kept
         for tool in tools:
             execution = tool.get("execution") if isinstance(tool, dict) else None
             support = execution.get("taskSupport") if isinstance(execution, dict) else None
@@ -937,8 +989,12 @@ class Client:
             return
         for inbound in tied:
             inbound.token.cancel("call ended")
-        if call.method != "initialize":  # initialize must not be cancelled
-            self._send_quietly(jsonrpc.notification("notifications/cancelled", {"requestId": call.id, "reason": reason}))
+        if call.method == "initialize":  # initialize must not be cancelled
+            return
+        cancel_stream = getattr(self._transport, "cancel_request", None)
+        if cancel_stream is not None and cancel_stream(call.id):
+            return  # modern HTTP: closing the response stream is the cancellation
+        self._send_quietly(jsonrpc.notification("notifications/cancelled", {"requestId": call.id, "reason": reason}))
 
     def handle_url_elicitations(self, error: ClientError) -> list[JsonDict]:
         """Answer the URL elicitations of a -32042 error through the checks and the handler.
@@ -992,6 +1048,9 @@ class Client:
         try:
             self._transport.send(data)
         except TransportClosed as exc:
+            status = getattr(exc, "status", None)
+            if status in (401, 403):
+                raise ClientError("auth", str(exc), data=getattr(exc, "headers", None)) from exc
             if self._state is ClientState.OPEN:
                 raise ClientError("transport", str(exc)) from exc
             raise ClientError("closed", "the client is closed") from exc
@@ -1004,8 +1063,8 @@ class Client:
 
     # ------------------------------------------------------------------ reading
 
-    def _on_line(self, line: bytes) -> None:
-        """Reader thread: one inbound message."""
+    def _on_line(self, line: bytes, stream: Any = None) -> None:
+        """Reader thread: one inbound message (``stream``: HTTP, the request whose stream carried it)."""
         try:
             message = jsonrpc.decode(line)
         except ValueError:
@@ -1025,7 +1084,7 @@ class Client:
                     # the 2026-07-28 era has no server-to-client requests: never answered
                     responder.note_refusal(v.INPUT_METHODS.get(method, "other"), MODERN_REQUEST)
                 else:
-                    responder.on_request(message["id"], method, message.get("params"))
+                    responder.on_request(message["id"], method, message.get("params"), stream)
             elif method == "notifications/cancelled":
                 params = message.get("params")
                 if type(params) is dict:
@@ -1046,6 +1105,13 @@ class Client:
             call.done.set()
         else:
             responder.invalid(message)
+
+    def _on_lost(self, request_id: Any, error: BaseException) -> None:
+        """A transport says a request's response can no longer come (its stream broke)."""
+        call = self._calls.pop(request_id)
+        if call is not None:
+            call.failure = ClientError("transport", f"{call.method} failed: {error}")
+            call.done.set()
 
     def _listen_ended(self, request_id: Any) -> None:
         """Reader thread: the server ended our subscriptions/listen."""
@@ -1255,5 +1321,31 @@ def connect_stdio(
     from .transports.stdio import StdioTransport
 
     client = Client(StdioTransport(command, env=env, cwd=cwd), **options)
+    client.open()
+    return client
+
+
+def connect_http(
+    url: str,
+    *,
+    headers: Optional[Mapping[str, str]] = None,
+    auth: Optional[Any] = None,
+    **options: Any,
+) -> Client:
+    """Connect to an MCP server's Streamable HTTP endpoint; the era is detected before this returns.
+
+    Args:
+        url: the MCP endpoint, e.g. ``"https://example.com/mcp"``.
+        headers: extra headers for every request.
+        auth: a ``requests`` auth object or callable (a bearer-token hook, say).
+        **options: the client options.
+
+    Raises:
+        ClientError: ``transport`` when the server cannot be reached, ``auth``
+            for 401 or 403, ``protocol`` when no version can be agreed.
+    """
+    from .transports.http import HttpTransport
+
+    client = Client(HttpTransport(url, headers=headers, auth=auth), **options)
     client.open()
     return client

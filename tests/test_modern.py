@@ -55,9 +55,8 @@ class Answers(mis.InputHandler):
         if self.action != "accept":
             return {"action": self.action}
         props = params["requestedSchema"]["properties"]
-        content = {name: ("yes" if spec.get("type") == "string" else spec.get("default", 1)) for name, spec in props.items()}
-        if "ok" in props:
-            content["ok"] = True
+        filler = {"string": "yes", "boolean": True}
+        content = {name: filler.get(spec.get("type"), spec.get("default", 1)) for name, spec in props.items()}
         return {"action": "accept", "content": content}
 
     def handle_sampling(self, params: JsonDict, ctx: mis.InputContext) -> JsonDict:

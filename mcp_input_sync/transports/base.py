@@ -6,8 +6,9 @@ from typing import Callable, Optional
 
 from typing_extensions import Protocol
 
-#: Called on the transport's reader thread with one raw message (a line, no newline needed).
-OnMessage = Callable[[bytes], None]
+#: Called on a reader thread with one raw message (a line, no newline needed), and,
+#: from transports that know it, the id of the request whose response stream carried it.
+OnMessage = Callable[..., None]
 #: Called once when the connection ends; the argument says why (None: clean EOF).
 OnClose = Callable[[Optional[BaseException]], None]
 

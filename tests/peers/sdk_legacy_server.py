@@ -310,15 +310,29 @@ async def _serve_handshake_only() -> None:
                 await write_stream.aclose()
 
 
+async def _refuse_modern(ctx: Any, call_next: Any) -> Any:
+    """HTTP: answer every 2026-07-28 request with -32022 naming the handshake versions only."""
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS and ctx.request_id is not None:
+        raise MCPError(-32022, "this peer speaks only the initialize handshake", {"supported": ["2025-11-25", "2025-06-18"], "requested": ctx.protocol_version})
+    return await call_next(ctx)
+
+
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Handshake-era MCP test peer on the official SDK (stdio).")
+    parser = argparse.ArgumentParser(description="Handshake-era MCP test peer on the official SDK (stdio, or HTTP).")
     parser.add_argument(
         "--allow-modern",
         action="store_true",
         help="use the SDK's dual-era stdio loop (server-to-client requests then fail on 2026-07-28)",
     )
+    parser.add_argument("--http", action="store_true", help="Streamable HTTP on 127.0.0.1:PORT/mcp")
+    parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args(argv)
-    if args.allow_modern:
+    if args.http:
+        server._lowlevel_server.middleware.insert(0, _refuse_modern)
+        server.run("streamable-http", host="127.0.0.1", port=args.port, streamable_http_path="/mcp")
+    elif args.allow_modern:
         server.run("stdio")
     else:
         anyio.run(_serve_handshake_only)

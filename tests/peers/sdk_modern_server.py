@@ -493,7 +493,16 @@ async def task_input(work_ms: int = 100) -> str:
 
 
 def main() -> None:
-    server.run("stdio")
+    import argparse
+
+    parser = argparse.ArgumentParser(description="2026-07-28 MCP test peer on the official SDK (stdio, or HTTP).")
+    parser.add_argument("--http", action="store_true", help="Streamable HTTP on 127.0.0.1:PORT/mcp")
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args()
+    if args.http:
+        server.run("streamable-http", host="127.0.0.1", port=args.port, streamable_http_path="/mcp")
+    else:
+        server.run("stdio")
 
 
 if __name__ == "__main__":

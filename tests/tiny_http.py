@@ -1,0 +1,107 @@
+"""A scripted MCP endpoint on 127.0.0.1 for HTTP edge cases (auth, lost sessions, SSE resumption, headers).
+
+The test gives a function ``answer(request) -> Reply``; every request the
+server saw is kept in ``requests`` (method, headers, decoded JSON body).
+Threads are named ``tiny-http-*``; ``close()`` stops the server (bounded).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable, Iterator, Optional, Union
+
+JsonDict = dict[str, Any]
+
+
+@dataclass
+class Seen:
+    verb: str
+    headers: dict[str, str]
+    body: Any
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    #: A JSON value (sent as application/json), raw bytes, or an iterator of SSE text chunks.
+    body: Union[None, bytes, JsonDict, list[Any], Iterator[str]] = None
+
+
+def sse(*events: str) -> Iterator[str]:
+    """SSE chunks from event texts (each gets its blank line)."""
+    for event in events:
+        yield event + "\n\n"
+
+
+def rpc(request_id: Any, result: Any) -> JsonDict:
+    return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
+class TinyServer:
+    def __init__(self, answer: Callable[[Seen], Reply]) -> None:
+        self.answer = answer
+        self.requests: list[Seen] = []
+        self.lock = threading.Lock()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class names it
+                pass
+
+            def _serve(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                seen = Seen(self.command, {k.lower(): v for k, v in self.headers.items()}, json.loads(raw) if raw else None)
+                with outer.lock:
+                    outer.requests.append(seen)
+                reply = outer.answer(seen)
+                self.send_response(reply.status)
+                for key, value in reply.headers.items():
+                    self.send_header(key, value)
+                body = reply.body
+                if body is None:
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                if isinstance(body, (dict, list)):
+                    data = json.dumps(body).encode()
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
+                if isinstance(body, bytes):
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                    return
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.close_connection = True
+                for chunk in body:
+                    self.wfile.write(chunk.encode())
+                    self.wfile.flush()
+
+            do_POST = do_GET = do_DELETE = _serve
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/mcp"
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, name="tiny-http-server", daemon=True)
+        self.thread.start()
+
+    def posts(self, method: Optional[str] = None) -> list[Seen]:
+        with self.lock:
+            return [r for r in self.requests if r.verb == "POST" and (method is None or (isinstance(r.body, dict) and r.body.get("method") == method))]
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(5)

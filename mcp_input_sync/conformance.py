@@ -1,0 +1,150 @@
+"""The client entry point the official MCP conformance runner drives.
+
+Usage (the runner appends the server URL)::
+
+    python -m mcp_input_sync.conformance [--verbose] <server-url>
+
+The scenario comes from ``MCP_CONFORMANCE_SCENARIO`` and the lifecycle from
+``MCP_CONFORMANCE_PROTOCOL_VERSION`` (absent, 2025-06-18 or 2025-11-25: the
+initialize handshake; 2026-07-28: stateless). Exit status 0 means the
+scenario's flow finished; an unknown scenario prints the known ones and
+exits 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from typing import Any, Callable, Optional, Sequence
+
+from .client import Client, connect_http
+from .errors import ClientError
+from .handler import InputContext, InputHandler
+
+JsonDict = dict[str, Any]
+
+
+class ConformanceHandler(InputHandler):
+    """Accepts forms with their defaults, consents to URLs, samples a fixed text, lists one root."""
+
+    def __init__(self) -> None:
+        self.logs: list[JsonDict] = []
+
+    def elicitation_modes(self) -> Sequence[str]:
+        return ("form", "url")
+
+    def handle_elicitation(self, params: JsonDict, ctx: InputContext) -> JsonDict:
+        if ctx.mode == "url":
+            return {"action": "accept"}  # consent only: the client never opens the URL
+        content: JsonDict = {}
+        for name, field in (params.get("requestedSchema", {}).get("properties") or {}).items():
+            if not isinstance(field, dict):
+                continue
+            if "default" in field:
+                content[name] = field["default"]
+            elif field.get("type") == "boolean":
+                content[name] = True
+        return {"action": "accept", "content": content}
+
+    def handle_sampling(self, params: JsonDict, ctx: InputContext) -> JsonDict:
+        return {"role": "assistant", "content": {"type": "text", "text": "conformance"}, "model": "mcp-input-sync-conformance"}
+
+    def list_roots(self, ctx: InputContext) -> JsonDict:
+        return {"roots": [{"uri": "file:///tmp", "name": "tmp"}]}
+
+    def handle_log(self, entry: JsonDict, ctx: InputContext) -> None:
+        self.logs.append(entry)
+
+
+def _protocol() -> str:
+    version = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION")
+    if version == "2026-07-28":
+        return "modern"
+    if version == "2025-06-18":
+        return "2025-06-18"
+    return "legacy"  # absent (0.1.16) or 2025-11-25: offer 2025-11-25, accept what the server answers
+
+
+def run_initialize(client: Client) -> None:
+    client.list_tools()
+
+
+def run_tools_call(client: Client) -> None:
+    names = [tool.get("name") for tool in client.list_tools()]
+    if "add_numbers" in names:
+        client.call_tool("add_numbers", {"a": 2, "b": 3})
+
+
+def run_elicitation_defaults(client: Client) -> None:
+    client.list_tools()
+    client.call_tool("test_client_elicitation_defaults", {})
+
+
+def run_sse_retry(client: Client) -> None:
+    client.list_tools()
+    client.call_tool("test_reconnection", {})
+
+
+def run_request_metadata(client: Client) -> None:
+    client.list_tools()
+
+
+def run_request_state(client: Client) -> None:
+    handler = ConformanceHandler()
+    pending = client.call_tool("test_mrtr_echo_state", {}, defer_input=True)
+    client.call_tool("test_mrtr_unrelated", {})  # a call between the rounds: nothing may leak into it
+    if not isinstance(pending, dict):
+        answers = {key: handler.handle_elicitation(request.get("params") or {}, _form_context(client)) for key, request in pending.input_requests.items()}
+        client.resume(pending, answers, defer_input=False)
+    client.call_tool("test_mrtr_no_state", {})
+    client.call_tool("test_mrtr_no_result_type", {})
+
+
+def _form_context(client: Client) -> InputContext:
+    return InputContext(client=client.name, server_id=client.server_id, era=client.era, mode="form")
+
+
+def run_standard_headers(client: Client) -> None:
+    for tool in client.list_tools():
+        client.call_tool(tool["name"], {})
+    for resource in client.list_resources():
+        client.read_resource(resource["uri"])
+    for prompt in client.list_prompts():
+        client.get_prompt(prompt["name"], {})
+
+
+SCENARIOS: dict[str, Callable[[Client], None]] = {
+    "initialize": run_initialize,
+    "tools_call": run_tools_call,
+    "elicitation-sep1034-client-defaults": run_elicitation_defaults,
+    "sse-retry": run_sse_retry,
+    "request-metadata": run_request_metadata,
+    "sep-2322-client-request-state": run_request_state,
+    "http-standard-headers": run_standard_headers,
+}
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m mcp_input_sync.conformance")
+    parser.add_argument("--verbose", action="store_true")
+    parser.add_argument("url")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, stream=sys.stderr)
+    scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
+    run = SCENARIOS.get(scenario)
+    if run is None:
+        print(f"unknown scenario {scenario!r}; known: {', '.join(sorted(SCENARIOS))}", file=sys.stderr)
+        return 2
+    try:
+        with connect_http(args.url, handler=ConformanceHandler(), name="mcp-input-sync-conformance", protocol=_protocol(), timeout=20.0) as client:
+            run(client)
+    except ClientError as exc:
+        print(f"scenario {scenario} failed: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -168,9 +168,12 @@ class LegacyResponder:
             return
         entry = Inbound(request_id, method, kind)
         with self.stats.lock:
-            admitted = not self.closing and self.inbox.admit(request_id, entry)
+            closing = self.closing
+            admitted = not closing and self.inbox.admit(request_id, entry)
         if not admitted:
             pool.release()
+            if closing:
+                self._send_message(jsonrpc.error(request_id, jsonrpc.INTERNAL_ERROR, "the client is closing"))
             return
         entry.task_id = related_task(params)
         entry.call = self.calls.tie(entry, now, entry.task_id, stream, self.ties_by_stream)
@@ -214,10 +217,14 @@ class LegacyResponder:
             value = call_handler(handler, prepared, ctx)
         except InputRefused as refusal:
             return partial(self.answer, entry, jsonrpc.error(request_id, refusal.code, refusal.message, refusal.data))
-        except Exception:
+        except BaseException:  # SystemExit too: a worker answers, then lives on
             log.exception("mcp_input_sync: %s callback for server %s raised; answered -32603", entry.method, self.server_id)
             return partial(self.answer, entry, jsonrpc.error(request_id, jsonrpc.INTERNAL_ERROR, "the input handler failed"))
-        verdict = self.checks.answer(prepared, value)
+        try:
+            verdict = self.checks.answer(prepared, value)
+        except Exception:  # an answer too strange to check is an invalid answer
+            log.exception("mcp_input_sync: %s answer could not be checked; answered -32603", entry.method)
+            verdict = Refusal("answer", jsonrpc.INTERNAL_ERROR, "the input handler returned an invalid answer", "unreadable answer")
         if isinstance(verdict, Refusal):
             self.note_refusal(kind, verdict)
             return partial(self.answer, entry, jsonrpc.error(request_id, verdict.code, verdict.message))

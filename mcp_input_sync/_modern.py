@@ -312,7 +312,11 @@ class ModernCalls:
         answers: JsonDict = {}
         declined = []
         for key, request in pending.input_requests.items():
-            step = checks.prepare(request["method"], request.get("params"), in_flight=True)
+            method = request.get("method") if isinstance(request, dict) else None
+            refusal = checks.before(method, request.get("params")) if isinstance(method, str) else None
+            if not isinstance(method, str) or refusal is not None:  # a pending call is data from outside
+                raise refusal_error(refusal) if refusal is not None else ClientError("protocol", f"input request {key!r} has no method", check="malformed")
+            step = checks.prepare(method, request.get("params"), in_flight=True)
             if isinstance(step, Refusal):  # the checks passed when the round arrived; a changed config refuses
                 raise refusal_error(step)
             verdict = checks.answer(step, responses[key])
@@ -351,7 +355,7 @@ class ModernCalls:
         client = self.client
         answered: set[str] = set()
         while True:
-            task = client._request("tasks/get", {"taskId": task_id}, is_call=True, clock=clock, assigns=assigns, cancel=cancel)
+            task = client._request("tasks/get", {"taskId": task_id}, is_call=True, clock=clock.child(_clock.monotonic()), assigns=assigns, cancel=cancel)
             status = task.get("status")
             if status == "completed":
                 result = task.get("result")
@@ -380,7 +384,7 @@ class ModernCalls:
                     finally:
                         clock.resume(_clock.monotonic())
                     answered.update(answers)
-                    client._request("tasks/update", {"taskId": task_id, "inputResponses": answers}, is_call=False, clock=clock, cancel=cancel)
+                    client._request("tasks/update", {"taskId": task_id, "inputResponses": answers}, is_call=False, clock=clock.child(_clock.monotonic()), cancel=cancel)
                     continue
             elif status != "working":
                 raise ClientError("protocol", f"task status {status!r} is not known", data=task, check="result")
@@ -392,5 +396,5 @@ class ModernCalls:
                     raise ClientError("cancelled", "await_task was cancelled")
             else:
                 threading.Event().wait(min(pause, 5.0))
-            if clock.expired(_clock.monotonic()) is not None:
+            if _clock.monotonic() - clock.started >= clock.max_total:
                 raise ClientError("timeout", f"task {task_id} did not finish within max_total_timeout")

@@ -164,7 +164,7 @@ class NotificationRouter:
             assert self.handler is not None
             try:
                 self.handler.handle_notification(method, params, self._context())
-            except Exception:
+            except BaseException:
                 log.exception("mcp_input_sync: handle_notification(%s) raised; skipped", method)
         self._publish(method, params)
 
@@ -176,7 +176,7 @@ class NotificationRouter:
             assert self.handler is not None
             try:
                 self.handler.handle_log(entry, self._context())
-            except Exception:
+            except BaseException:
                 log.exception("mcp_input_sync: handle_log raised; skipped")
         else:
             level = _LOG_LEVELS.get(str(entry["level"]), logging.INFO)
@@ -192,5 +192,5 @@ class NotificationRouter:
         for sub in self._subscribers:
             try:
                 sub.callback(method, params)
-            except Exception:
+            except BaseException:
                 log.exception("mcp_input_sync: subscriber %r raised; skipped", sub.callback)

@@ -476,7 +476,7 @@ class Client:
         opts = self._opts
         origin = getattr(self._transport, "origin", None) or opts.elicitation["origin"]
         return CheckConfig(
-            version=version,
+            version="2025-06-18" if version == "2025-03-26" else version,  # 2025-03-26 is read as 2025-06-18
             kinds=v.declared_kinds(caps, version),
             modes=frozenset(elicitation_caps) or frozenset({"form"}),
             sampling_tools="tools" in sampling_caps,
@@ -852,7 +852,7 @@ class Client:
     ) -> JsonDict:
         """2025-11-25: poll tasks/get until the task leaves "working", then tasks/result (its requests tie to it)."""
         while True:
-            task = self._request("tasks/get", {"taskId": task_id}, is_call=False, clock=clock, cancel=cancel)
+            task = self._request("tasks/get", {"taskId": task_id}, is_call=False, clock=clock.child(_clock.monotonic()), cancel=cancel)
             status = task.get("status")
             if status == "cancelled":
                 raise ClientError("cancelled", f"task {task_id} was cancelled")
@@ -865,7 +865,10 @@ class Client:
                 raise ClientError("cancelled", "await_task was cancelled")
             if clock.expired(_clock.monotonic()) is not None:
                 raise ClientError("timeout", f"task {task_id} did not finish within max_total_timeout")
-        call = self._start("tasks/result", {"taskId": task_id}, is_call=True, clock=clock, assigns=assigns, task_id=task_id)
+        # tasks/result blocks until the task ends: bounded by what is left of max_total_timeout
+        remaining = max(0.001, clock.started + clock.max_total - _clock.monotonic())
+        result_clock = CallClock(_clock.monotonic(), remaining, remaining)
+        call = self._start("tasks/result", {"taskId": task_id}, is_call=True, clock=result_clock, assigns=assigns, task_id=task_id)
         return self._await(call, cancel)
 
     def _clock_for(self, timeout: Seconds, max_total_timeout: Seconds) -> CallClock:
@@ -909,7 +912,9 @@ class Client:
     def _await(self, call: Call, cancel: Optional[threading.Event] = None) -> JsonDict:
         """Block until the call's response, a failure or a deadline; return its result."""
         try:
-            if cancel is not None or not call.done.wait(min(call.clock.remaining(_clock.monotonic()), _clock.MAX_WAIT)):
+            if cancel is None and call.response is None and call.failure is None:
+                call.done.wait(min(call.clock.remaining(_clock.monotonic()), _clock.MAX_WAIT))
+            if call.response is None and call.failure is None:
                 self._wait(call, cancel)
         except KeyboardInterrupt:
             self._abandon(call, "interrupted")
@@ -964,23 +969,24 @@ class Client:
     def _wait(self, call: Call, cancel: Optional[threading.Event]) -> None:
         """Wait for the response in capped real-time steps, re-reading the library clock."""
         done = call.done
-        while not done.is_set():
+        while call.response is None and call.failure is None:
             if cancel is not None and cancel.is_set():
                 self._abandon(call, "cancelled by the caller")
-                if not done.is_set() or call.failure is not None:
+                if call.response is None or call.failure is not None:
                     raise ClientError("cancelled", f"{call.method} was cancelled")
                 return
             why, left = self._calls.deadline_state(call, _clock.monotonic())
             if why is not None:
                 self._abandon(call, "timeout")
-                if done.is_set() and call.failure is None and call.response is not None:
+                if call.failure is None and call.response is not None:
                     return  # the answer won the race
                 what, limit = ("max_total_timeout", call.clock.max_total) if why == MAX_TOTAL else ("timeout", call.clock.timeout)
                 raise ClientError("timeout", f"{call.method} exceeded its {what} of {limit:g} s")
             step = min(left, _clock.MAX_WAIT)
             if cancel is not None:
                 step = min(step, 0.05)
-            done.wait(step)
+            if done.wait(step) and call.response is None and call.failure is None:
+                done.clear()  # an event shared during the era probe: another request's outcome woke us
 
     def _abandon(self, call: Call, reason: str) -> None:
         """The call ends without its result: forget it, tell the server, cancel its tied callbacks."""
@@ -1064,7 +1070,36 @@ class Client:
     # ------------------------------------------------------------------ reading
 
     def _on_line(self, line: bytes, stream: Any = None) -> None:
-        """Reader thread: one inbound message (``stream``: HTTP, the request whose stream carried it)."""
+        """Reader thread: one inbound message (``stream``: HTTP, the request whose stream carried it).
+
+        Nothing a server sends may end the reader: an unexpected failure is
+        logged, and a legacy request it concerned is answered -32603.
+        """
+        try:
+            self._dispatch(line, stream)
+        except Exception:
+            log.exception("mcp_input_sync: a message from server %s could not be handled", self.server_id)
+            self._answer_failed_line(line)
+
+    def _answer_failed_line(self, line: bytes) -> None:
+        try:
+            message = jsonrpc.decode(line)
+        except ValueError:
+            return
+        if self.era != v.LEGACY or type(message) is not dict or "method" not in message:
+            return
+        request_id = message.get("id")
+        responder = self._responder
+        if responder is None or not (type(request_id) is int or type(request_id) is str):
+            return
+        with self._stats.lock:
+            entry = responder.inbox.get(request_id)
+        if entry is None:
+            self._send_quietly(jsonrpc.error(request_id, jsonrpc.INTERNAL_ERROR, "the client could not handle the request"))
+        else:
+            responder.answer(entry, jsonrpc.error(request_id, jsonrpc.INTERNAL_ERROR, "the client could not handle the request"))
+
+    def _dispatch(self, line: bytes, stream: Any) -> None:
         try:
             message = jsonrpc.decode(line)
         except ValueError:

@@ -9,7 +9,8 @@
 #                   (see --list), a scenario name (all its rows), a prefix such as
 #                   "016" or "next:2026-07-28", or a bash glob ("*:sse-retry").
 #   --timeout SEC   per-scenario client timeout handed to the runner (default 30);
-#                   the runner itself is killed SEC+60 s after it started.
+#                   the runner itself (and all it started) is killed SEC+20 s
+#                   after it started, in case a client's children keep it waiting.
 #   --out DIR       result folder (default: a new mktemp dir under ${TMPDIR:-/tmp})
 #   --no-netns      run without a network namespace (NOT loopback-confined:
 #                   the runner's mock servers then listen on every interface)
@@ -171,7 +172,7 @@ for entry in "${SELECTED[@]}"; do
   [ "$spec" = - ] || args+=(--spec-version "$spec")
   printf '%-52s ' "$name"
   start=$SECONDS
-  timeout -k 5 "$((TIMEOUT + 60))" "${WRAP[@]}" env NO_PROXY='*' no_proxy='*' \
+  timeout -k 5 "$((TIMEOUT + 20))" "${WRAP[@]}" env NO_PROXY='*' no_proxy='*' \
     "$NODE22" "$conf" "${args[@]}" > "$OUT/$tag.log" 2>&1 < /dev/null
   rc=$?
   log="$OUT/$tag.log"
@@ -179,12 +180,17 @@ for entry in "${SELECTED[@]}"; do
   if grep -q "SKIPPED: scenario" "$log"; then result=SKIP; notes+=("runner skipped the scenario")
   elif [ $rc -eq 0 ]; then result=PASS
   else result=FAIL; fi
-  [ $rc -eq 124 ] || [ $rc -eq 137 ] && notes+=("runner killed after $((TIMEOUT + 60))s")
+  IFS=$'\t' read -r counts badids <<< "$(checks_summary "$OUT/raw/$tag")"
+  # The runner exits 0 when a scenario recorded no check at all (e.g. a client
+  # that never connected, under 0.1.16): that is not a pass.
+  if [ $result = PASS ] && [[ "$counts" == 0ok/* || "$counts" == - ]]; then
+    result=FAIL; notes+=("no successful check recorded")
+  fi
+  [ $rc -eq 124 ] || [ $rc -eq 137 ] && notes+=("runner killed after $((TIMEOUT + 20))s")
   [ $rc -eq 97 ] && notes+=("namespace setup failed")
   grep -q "CLIENT TIMED OUT\|Client timed out" "$log" && notes+=("client timed out")
   code="$(sed -n 's/.*Client exited with code \(-\{0,1\}[0-9]*\).*/\1/p' "$log" | head -n1)"
   [ -n "$code" ] && notes+=("client exit $code")
-  IFS=$'\t' read -r counts badids <<< "$(checks_summary "$OUT/raw/$tag")"
   [ -n "${badids:-}" ] && notes+=("bad checks: $badids")
   if [ $result = PASS ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
   note="$(IFS=';'; echo "${notes[*]:-}")"; note="${note//;/; }"

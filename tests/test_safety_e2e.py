@@ -95,7 +95,8 @@ def code(answer: JsonDict) -> Any:
 
 
 def test_a_flood_beyond_the_budget_is_refused_rate_limited(recorder: Recorder) -> None:
-    with connect(recorder, Everything(), max_server_requests=64) as client:
+    # a near-zero rate: the bucket must not refill while the flood is answered
+    with connect(recorder, Everything(), max_server_requests=64, input_rate_limit=(0.001, 20)) as client:
         out = tool_json(client.call_tool("flood", {"n": 50, "method": "elicitation/create", "params": elicit_form(FORM)["params"]}))
         assert out == {"codes": {"ok": 20, "-32000": 30}}
         assert client.stats["refused"]["elicitation"]["budget"] == 30

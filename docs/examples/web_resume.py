@@ -2,7 +2,8 @@
 
 A request handler calls the tool with ``defer_input=True`` and gets a
 ``PendingCall`` instead of a blocked thread; it stores ``pending.to_json()``
-(a session, a hidden form field) and renders the form. When the user submits,
+in the server-side session (not in the page: it is not signed) and renders
+the form. When the user submits,
 any worker, or another process with a client for the same server, resumes.
 """
 

@@ -67,3 +67,9 @@ class CallClock:
         if self._pauses:
             return max(0.0, total_left)
         return max(0.0, min(total_left, self.timeout - self.waited(now)))
+
+    def child(self, now: float) -> "CallClock":
+        """The clock of one request inside a long wait (a task's polls): its own
+        ``timeout``, bounded by what is left of ``max_total``."""
+        remaining = max(0.001, self.started + self.max_total - now)
+        return CallClock(now, min(self.timeout, remaining), remaining)

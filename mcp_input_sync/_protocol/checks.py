@@ -113,7 +113,7 @@ class InputChecks:
             return _refuse("malformed", jsonrpc.INVALID_PARAMS, f"invalid params: {problem}")
         if kind == "elicitation":
             mode = params.get("mode", "form")
-            if mode not in config.modes:
+            if not isinstance(mode, str) or mode not in config.modes:
                 return _refuse("capability", jsonrpc.INVALID_PARAMS, "elicitation mode not supported by this client")
         elif kind == "sampling" and not config.sampling_tools and ("tools" in params or "toolChoice" in params):
             return _refuse("capability", jsonrpc.INVALID_PARAMS, "sampling with tools is not supported by this client")
@@ -192,7 +192,7 @@ class InputChecks:
 
     def _elicitation_answer(self, prepared: Prepared, value: Mapping[str, Any]) -> Union[Refusal, JsonDict]:
         action = value.get("action")
-        if action not in ACTIONS:
+        if not isinstance(action, str) or action not in ACTIONS:
             return _refuse("answer", jsonrpc.INTERNAL_ERROR, "the input handler returned an invalid answer", f"action {action!r}")
         if action != "accept":
             return {"action": action}  # content on a decline or cancel is dropped

@@ -160,8 +160,10 @@ def _compile_property(name: str, prop: Any) -> Check:
         raise SchemaRefused(f"property {name!r} has a type list")
     if kind == "object":
         raise SchemaRefused(f"property {name!r} is a nested object")
-    if kind not in PRIMITIVE_TYPES:
+    if not isinstance(kind, str) or kind not in PRIMITIVE_TYPES:
         raise SchemaRefused(f"property {name!r} has no primitive type")
+    if "enum" in prop and not isinstance(prop["enum"], list):
+        raise SchemaRefused(f"property {name!r} enum is not a list")
     if "anyOf" in prop and kind != "array":
         raise SchemaRefused(f"property {name!r} uses anyOf outside a multi-select")
     if "oneOf" in prop and kind != "string":
@@ -172,7 +174,7 @@ def _compile_property(name: str, prop: Any) -> Check:
         return _compile_number(prop, integer=kind == "integer")
     if kind == "boolean":
         enum_b = prop.get("enum")
-        return lambda v: None if type(v) is bool and (enum_b is None or v in enum_b) else "must be a boolean"
+        return lambda v: None if type(v) is bool and (enum_b is None or any(v is e for e in enum_b)) else "must be a boolean"
     return _compile_array(name, prop)
 
 
@@ -225,7 +227,7 @@ def _compile_number(prop: Mapping[str, Any], integer: bool) -> Check:
             return f"is below the minimum {low}"
         if high is not None and value > high:
             return f"is above the maximum {high}"
-        if enum_n is not None and value not in enum_n:
+        if enum_n is not None and not any(type(e) in (int, float) and e == value for e in enum_n):
             return "is not one of the allowed values"
         return None
 

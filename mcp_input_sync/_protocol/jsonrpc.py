@@ -43,10 +43,13 @@ def encode(message: JsonDict) -> bytes:
 
 
 def decode(data: Union[bytes, str]) -> Any:
-    """Decode one message; raises ValueError on bad JSON or bad UTF-8."""
+    """Decode one message; raises ValueError on bad JSON, bad UTF-8 or nesting too deep to decode."""
     if isinstance(data, bytes):
         data = data.decode("utf-8")
-    return _decode(data)
+    try:
+        return _decode(data)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
 
 
 def is_valid_id(value: Any) -> bool:

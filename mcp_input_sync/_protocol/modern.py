@@ -243,9 +243,11 @@ def reasked(declined: frozenset[str], round_: InputRound) -> Optional[str]:
 class PendingCall:
     """A modern call waiting for input, to be continued by ``client.resume`` (maybe in another process).
 
-    ``to_json()`` gives a string for a session store or a form's hidden field;
-    ``PendingCall.from_json`` reads it back. The ``request_state`` is the
-    server's opaque string, echoed untouched.
+    ``to_json()`` gives a string for a server-side session store;
+    ``PendingCall.from_json`` reads it back. It is not signed: keep it where
+    the user cannot edit it (a hidden form field would let them change the
+    tool's arguments). ``client.resume`` checks its input requests again. The
+    ``request_state`` is the server's opaque string, echoed untouched.
     """
 
     #: ``tools/call``, ``resources/read`` or ``prompts/get``.

@@ -74,7 +74,7 @@ class NotificationPump:
             job, args = item
             try:
                 job(*args)
-            except Exception:
+            except BaseException:  # SystemExit from a hook must not end the notification thread
                 log.exception("mcp_input_sync: notification callback %r failed", job)
             del item, job, args
 

@@ -92,7 +92,7 @@ class Watchdog:
                 if fn is not None:
                     try:
                         fn()
-                    except Exception:
+                    except BaseException:
                         log.exception("mcp_input_sync: watchdog callback failed")
 
     def stop(self, budget: RealBudget) -> None:

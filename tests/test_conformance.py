@@ -1,0 +1,38 @@
+"""The official MCP conformance runner drives ``python -m mcp_input_sync.conformance``: 14 rows must pass.
+
+The runner (npm ``@modelcontextprotocol/conformance`` 0.1.16 and
+0.2.0-alpha.12, on Node 22) is installed by ``peers/setup.sh``, which the
+README's test command runs first; ``peers/conformance.sh`` starts each of
+its mock servers in a network namespace with only loopback.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PEERS = Path(os.environ.get("MIS_PEERS", Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "mcp-input-sync-peers"))
+
+
+def runner_installed() -> bool:
+    return (PEERS / "conformance-0.1.16").is_dir() and (PEERS / "conformance-0.2.0-alpha.12").is_dir() and shutil.which("unshare") is not None
+
+
+@pytest.mark.skipif(not runner_installed(), reason="run peers/setup.sh to install the official conformance runner")
+def test_the_official_conformance_runner_passes_all_14_rows() -> None:
+    done = subprocess.run(
+        ["bash", str(ROOT / "peers" / "conformance.sh"), sys.executable, "-m", "mcp_input_sync.conformance"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
+    last = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
+    assert last == "14 passed, 0 failed", done.stdout[-3000:] + done.stderr[-3000:]
+    assert done.returncode == 0

@@ -113,7 +113,7 @@ class ModernCalls:
                     return PendingCall(method, params, round_.requests, round_.state, rounds, sorted(declined))
                 clock.pause(_clock.monotonic())
                 try:
-                    answers = self.answer_round(prepared, clock, assigns)
+                    answers = self.answer_round(prepared, clock, assigns, cancel)
                 finally:
                     clock.resume(_clock.monotonic())
                 declined = frozenset(
@@ -175,13 +175,23 @@ class ModernCalls:
             prepared[key] = step
         return prepared
 
-    def answer_round(self, prepared: dict[str, Prepared], clock: CallClock, assigns: Optional[Mapping[str, Any]]) -> JsonDict:
+    def answer_round(
+        self,
+        prepared: dict[str, Prepared],
+        clock: CallClock,
+        assigns: Optional[Mapping[str, Any]],
+        cancel: Optional[threading.Event] = None,
+    ) -> JsonDict:
         """Run the handler for every input request and validate the answers."""
         handler = self.client._handler
         parallel = type(handler).input_parallelism if handler is not None else 1
         if parallel > 1 and len(prepared) > 1:
-            return self._answer_parallel(prepared, clock, assigns, parallel)
-        return {key: self.answer_one(step, clock, assigns) for key, step in prepared.items()}
+            answers = self._answer_parallel(prepared, clock, assigns, parallel, cancel)
+        else:
+            answers = {key: self.answer_one(step, clock, assigns, cancel=cancel) for key, step in prepared.items()}
+        if cancel is not None and cancel.is_set():
+            raise ClientError("cancelled", "the call was cancelled while its input was answered")
+        return answers
 
     def answer_one(
         self,
@@ -189,8 +199,12 @@ class ModernCalls:
         clock: CallClock,
         assigns: Optional[Mapping[str, Any]],
         token: Optional[CancelToken] = None,
+        cancel: Optional[threading.Event] = None,
     ) -> JsonDict:
-        """One callback under its deadlines (handler_timeout and max_total_timeout), then validation."""
+        """One callback under its deadlines (handler_timeout and max_total_timeout), then validation.
+
+        A caller's ``cancel`` event, once set, sets the callback's token.
+        """
         client = self.client
         responder = client._responder
         assert responder is not None and client._watchdog is not None
@@ -210,6 +224,16 @@ class ModernCalls:
             token=token,
         )
         client._live_tokens.add(token)
+        if cancel is not None:
+            watched = token
+
+            def forward() -> bool:
+                if cancel.is_set():
+                    watched.cancel("cancelled")
+                    return True
+                return watched.is_set or watched not in client._live_tokens
+
+            client._watchdog.watch(forward)
         try:
             value = call_handler(handler, step, ctx)
         except InputRefused as refusal:
@@ -226,7 +250,11 @@ class ModernCalls:
             raise ClientError("timeout", f"the {step.kind} callback ran past its deadline; its answer was discarded")
         if token.reason is not None:
             raise ClientError("cancelled" if token.reason != "closed" else "closed", f"the call ended while the {step.kind} callback ran")
-        verdict = responder.checks.answer(step, value)
+        try:
+            verdict = responder.checks.answer(step, value)
+        except Exception:  # an answer too strange to check is an invalid answer
+            log.exception("mcp_input_sync: a %s answer could not be checked", step.kind)
+            verdict = Refusal("answer", jsonrpc.INTERNAL_ERROR, "the input handler returned an invalid answer", "unreadable answer")
         if isinstance(verdict, Refusal):
             responder.note_refusal(step.kind, verdict)
             raise refusal_error(verdict)
@@ -236,23 +264,40 @@ class ModernCalls:
         return verdict
 
     def _answer_parallel(
-        self, prepared: dict[str, Prepared], clock: CallClock, assigns: Optional[Mapping[str, Any]], parallel: int
+        self,
+        prepared: dict[str, Prepared],
+        clock: CallClock,
+        assigns: Optional[Mapping[str, Any]],
+        parallel: int,
+        cancel: Optional[threading.Event],
     ) -> JsonDict:
-        """Run a round's callbacks on up to ``parallel`` worker threads; the first failure cancels the rest."""
+        """Run a round's callbacks on up to ``parallel`` worker threads; the first failure cancels the rest.
+
+        The call waits for each callback only until its own deadline, counted
+        from when it started (a callback waiting for a free worker has not).
+        """
+        client = self.client
         gate = threading.BoundedSemaphore(parallel)
         tokens = {key: CancelToken() for key in prepared}
         outcomes: dict[str, Union[JsonDict, ClientError]] = {}
+        started: dict[str, float] = {}
         finished = threading.Condition()
         failed = threading.Event()
 
         def run(key: str) -> None:
             with gate:
+                with finished:
+                    started[key] = _clock.monotonic()
                 try:
                     if failed.is_set():
                         raise ClientError("cancelled", "another callback of the round failed")
-                    outcome: Union[JsonDict, ClientError] = self.answer_one(prepared[key], clock, assigns, tokens[key])
+                    outcome: Union[JsonDict, ClientError] = self.answer_one(prepared[key], clock, assigns, tokens[key], cancel)
                 except ClientError as exc:
                     outcome = exc
+                except BaseException:  # a worker must end with an outcome, whatever the callback did
+                    log.exception("mcp_input_sync: a parallel input callback failed")
+                    outcome = ClientError("input_handler", "the input handler failed", code=jsonrpc.INTERNAL_ERROR)
+                if isinstance(outcome, ClientError):
                     failed.set()
                     for other in tokens.values():
                         other.cancel("cancelled")
@@ -261,16 +306,22 @@ class ModernCalls:
                 finished.notify_all()
 
         threads = [start_thread("input", partial(run, key)) for key in prepared]
-        self.client._input_threads.update(threads)
-        limit = max(self.client._opts.handler_timeout[s.kind] for s in prepared.values())
-        deadline = min(_clock.monotonic() + limit, clock.started + clock.max_total)
+        client._input_threads.update(threads)
+        limits = {key: client._opts.handler_timeout[step.kind] for key, step in prepared.items()}
+        end_of_call = clock.started + clock.max_total
+
+        def overdue(now: float) -> bool:
+            if now >= end_of_call:
+                return True
+            return any(key not in outcomes and key in started and now >= started[key] + limits[key] for key in prepared)
+
         with finished:
-            while len(outcomes) < len(prepared) and _clock.monotonic() < deadline:
-                finished.wait(min(_clock.MAX_WAIT, max(0.0, deadline - _clock.monotonic())))
+            while len(outcomes) < len(prepared) and not overdue(_clock.monotonic()):
+                finished.wait(_clock.MAX_WAIT)
             known = dict(outcomes)
         for thread in threads:
             if not thread.is_alive():
-                self.client._input_threads.discard(thread)
+                client._input_threads.discard(thread)
         errors = [(key, out) for key, out in sorted(known.items()) if isinstance(out, ClientError)]
         # callbacks cancelled because another one failed are not failures of their own
         failures = [e for e in errors if e[1].kind != "cancelled"] or errors
@@ -380,7 +431,7 @@ class ModernCalls:
                     prepared = self.check_round(fresh)
                     clock.pause(_clock.monotonic())
                     try:
-                        answers = self.answer_round(prepared, clock, assigns)
+                        answers = self.answer_round(prepared, clock, assigns, cancel)
                     finally:
                         clock.resume(_clock.monotonic())
                     answered.update(answers)

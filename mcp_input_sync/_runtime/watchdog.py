@@ -44,6 +44,7 @@ class Watchdog:
         self._cv = threading.Condition(threading.Lock())
         self._stopped = False
         self._thread: Optional[threading.Thread] = None
+        self._watchers: list[Callable[[], bool]] = []
 
     def start(self) -> None:
         self._thread = start_thread("watchdog", self._run)
@@ -65,9 +66,36 @@ class Watchdog:
                 self._cv.notify()
         return timer
 
+    def watch(self, fn: Callable[[], bool]) -> None:
+        """Call ``fn`` on every wake (at least every ``MAX_WAIT`` real seconds) until it returns True.
+
+        For conditions that are not deadlines of the library clock, such as a
+        caller's cancel event, so they are noticed even under a frozen clock.
+        """
+        with self._cv:
+            self._watchers.append(fn)
+            self._cv.notify()
+
+    def _run_watchers(self) -> None:
+        with self._cv:
+            watchers = list(self._watchers)
+        finished = []
+        for fn in watchers:
+            try:
+                if fn():
+                    finished.append(fn)
+            except BaseException:
+                log.exception("mcp_input_sync: watchdog watcher failed")
+                finished.append(fn)
+        if finished:
+            with self._cv:
+                self._watchers = [w for w in self._watchers if w not in finished]
+
     def _run(self) -> None:
         cv = self._cv
         while True:
+            if self._watchers:
+                self._run_watchers()
             due: list[Timer] = []
             with cv:
                 if self._stopped:
@@ -76,7 +104,7 @@ class Watchdog:
                 while heap and heap[0][2].cancelled:
                     heapq.heappop(heap)
                 if not heap:
-                    cv.wait()
+                    cv.wait(_clock.MAX_WAIT if self._watchers else None)
                     continue
                 now = _clock.monotonic()
                 while heap and (heap[0][2].cancelled or heap[0][0] <= now):
@@ -84,7 +112,7 @@ class Watchdog:
                     if not timer.cancelled:
                         due.append(timer)
                 if not due:
-                    cv.wait(min(heap[0][0] - now, _clock.MAX_WAIT))
+                    cv.wait(min(heap[0][0] - now, _clock.MAX_WAIT, 0.1 if self._watchers else _clock.MAX_WAIT))
                     continue
             for timer in due:
                 fn = timer.fn

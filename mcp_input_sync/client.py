@@ -84,7 +84,8 @@ class ClientState(enum.Enum):
     """Where a client is in its life."""
 
     UNOPENED = "unopened"  #: built; nothing started yet
-    OPEN = "open"  #: handshake done (or under way); calls allowed
+    CONNECTING = "connecting"  #: open() is probing the era and shaking hands; calls wait
+    OPEN = "open"  #: connected; calls allowed
     CLOSED = "closed"  #: closed by close() or by a broken connection; calls raise "closed"
 
 
@@ -121,6 +122,7 @@ class Client:
         self._state = ClientState.UNOPENED
         self._state_lock = threading.RLock()
         self._closed = threading.Event()
+        self._ready = threading.Event()
         self._ids = itertools.count(1)
         self._calls = CallTable()
         self._stats = Stats()
@@ -181,8 +183,45 @@ class Client:
             if self._state is ClientState.OPEN:
                 self._check_pid()
                 return self
-            if self._state is not ClientState.UNOPENED:
+            if self._state is ClientState.CONNECTING:
+                waiting = True
+            elif self._state is not ClientState.UNOPENED:
                 raise ClientError("closed", "the client is closed")
+            else:
+                waiting = False
+                self._state = ClientState.CONNECTING
+        if waiting:  # another thread is opening: wait for it (bounded)
+            self._wait_ready()
+            return self
+        try:
+            self._start_runtime()
+            try:
+                self._transport.start(self._on_line, self._on_transport_closed)
+            except TransportClosed as exc:
+                raise ClientError("transport", str(exc)) from exc
+            self._connect()
+        except BaseException:
+            self.close()
+            raise
+        finally:
+            self._ready.set()
+        with self._state_lock:
+            if self._state is not ClientState.CONNECTING:
+                raise ClientError("closed", "the client was closed while it connected")
+            self._state = ClientState.OPEN
+        return self
+
+    def _wait_ready(self) -> None:
+        """Block until another thread's open() finished (bounded by the handshake's own bounds)."""
+        bound = self._opts.discover_timeout + 2 * self._opts.timeout + 10.0
+        if not RealBudget(bound).wait_until(self._ready.is_set, bound, step=0.05):
+            raise ClientError("timeout", "the client did not finish connecting")
+        if self._state is not ClientState.OPEN:
+            raise ClientError("closed", "the client is closed")
+
+    def _start_runtime(self) -> None:
+        """The threads and engines of an opening client (never in the constructor)."""
+        with self._state_lock:
             self._pid = os.getpid()
             self._pool = HandlerPool(self._opts.max_server_requests)
             self._pump = NotificationPump()
@@ -206,18 +245,6 @@ class Client:
             if hasattr(self._transport, "on_lost"):
                 self._transport.on_lost = self._on_lost
             self._router.log_budget = TokenBucket(*self._opts.log_rate_limit, _clock.monotonic())
-            self._state = ClientState.OPEN
-            try:
-                self._transport.start(self._on_line, self._on_transport_closed)
-            except TransportClosed as exc:
-                self.close()
-                raise ClientError("transport", str(exc)) from exc
-            try:
-                self._connect()
-            except BaseException:
-                self.close()
-                raise
-        return self
 
     def _check_pid(self) -> None:
         if os.getpid() != self._pid:
@@ -231,6 +258,9 @@ class Client:
             return
         if state is ClientState.UNOPENED:
             self.open()
+            return
+        if state is ClientState.CONNECTING:  # the handshake is under way on another thread
+            self._wait_ready()
             return
         raise ClientError("closed", "the client is closed")
 
@@ -1057,7 +1087,7 @@ class Client:
             status = getattr(exc, "status", None)
             if status in (401, 403):
                 raise ClientError("auth", str(exc), data=getattr(exc, "headers", None)) from exc
-            if self._state is ClientState.OPEN:
+            if self._state in (ClientState.OPEN, ClientState.CONNECTING):
                 raise ClientError("transport", str(exc)) from exc
             raise ClientError("closed", "the client is closed") from exc
 
@@ -1156,7 +1186,7 @@ class Client:
 
     def _on_transport_closed(self, error: Optional[BaseException]) -> None:
         """Reader thread: the connection ended without close(): fail every call and close."""
-        if self._state is not ClientState.OPEN:
+        if self._state not in (ClientState.OPEN, ClientState.CONNECTING):
             return
         why = "the server closed the connection" if error is None else f"the connection broke: {error}"
         log.warning("mcp_input_sync: %s (server %s)", why, self.server_id)
@@ -1267,7 +1297,7 @@ class Client:
                 closing_elsewhere = True
             else:
                 closing_elsewhere = False
-                was_open = self._state is ClientState.OPEN
+                was_open = self._state in (ClientState.OPEN, ClientState.CONNECTING)
                 self._state = ClientState.CLOSED
         if closing_elsewhere:
             self._closed.wait(timeout)  # another thread is closing: wait for it, bounded

@@ -539,3 +539,35 @@ def test_handle_url_elicitations_refuses_before_any_callback_or_reports_the_hand
         if check == "url":
             assert getattr(handler, "calls", 0) == 0  # every entry is checked before the first callback
     server.close()
+
+
+def test_calls_made_while_another_thread_connects_wait_for_the_handshake() -> None:
+    server = FakeServer(answer_initialize=False, tools=STANDARD_TOOLS)
+    client = mis.Client(server.transport, protocol="legacy")
+    opener, opened = in_thread(client.open)
+    (init,) = server.wait_for(lambda m: m.get("method") == "initialize")
+    caller, called = in_thread(client.call_tool, "echo", {"text": "after the handshake"})
+    assert not server.messages("tools/call")  # nothing is sent before the handshake ends
+    server.send({"jsonrpc": "2.0", "id": init["id"], "result": {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "fake", "version": "1"}}})
+    opener.join(WAIT)
+    caller.join(WAIT)
+    assert called["value"]["content"][0]["text"] == "after the handshake"
+    methods = [m.get("method") for m in server.received]
+    assert methods.index("notifications/initialized") < methods.index("tools/call")
+    client.close()
+    server.close()
+
+
+def test_close_during_the_handshake_returns_at_once_and_open_raises_closed() -> None:
+    import freezegun.api
+
+    server = FakeServer(answer_initialize=False)
+    client = mis.Client(server.transport, protocol="legacy")
+    opener, opened = in_thread(client.open)
+    server.wait_for(lambda m: m.get("method") == "initialize")
+    started = freezegun.api.real_monotonic()
+    client.close(timeout=1.0)
+    assert freezegun.api.real_monotonic() - started < 2.0
+    opener.join(WAIT)
+    assert opened["error"].kind == "closed"
+    server.close()

@@ -8,6 +8,8 @@ import textwrap
 import threading
 from typing import Any
 
+import pytest
+
 from freezegun import freeze_time
 import freezegun.api
 
@@ -226,3 +228,30 @@ def test_two_clients_never_share_a_budget() -> None:
             client.close()
         for server in servers:
             server.close()
+
+
+DEAF = [
+    sys.executable,
+    "-c",
+    "import json, sys, threading\n"
+    "m = json.loads(sys.stdin.readline())\n"
+    "print(json.dumps({'jsonrpc': '2.0', 'id': m['id'], 'result': {'protocolVersion': '2025-11-25', 'capabilities': {}, 'serverInfo': {'name': 'deaf', 'version': '1'}}}), flush=True)\n"
+    "sys.stdin.readline()\n"
+    "threading.Event().wait()  # never reads stdin again\n",
+]
+
+
+def test_a_server_that_stops_reading_stdin_cannot_hang_a_call_or_close() -> None:
+    from mcp_input_sync.transports import StdioTransport
+
+    transport = StdioTransport(DEAF)
+    transport.write_timeout = 1.0
+    client = mis.Client(transport, protocol="legacy")
+    client.open()
+    started = real_now()
+    with pytest.raises(mis.ClientError) as info:
+        client.call_tool("big", {"blob": "x" * 4_000_000}, timeout=30)
+    assert info.value.kind in ("transport", "closed")
+    client.close(timeout=2.0)
+    assert real_now() - started < 10
+    assert transport.process is not None and transport.process.poll() is not None

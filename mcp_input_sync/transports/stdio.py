@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import select
 import subprocess
 import threading
 from typing import IO, Mapping, Optional, Sequence
@@ -18,6 +19,8 @@ from typing import IO, Mapping, Optional, Sequence
 from .. import reflect
 from .._runtime import RealBudget, start_thread
 from .base import OnClose, OnMessage, TransportClosed
+
+log = logging.getLogger("mcp_input_sync")
 
 
 class StdioTransport:
@@ -43,6 +46,9 @@ class StdioTransport:
         self._threads: list[threading.Thread] = []
         self._callbacks: Optional[tuple[OnMessage, OnClose]] = None
         self._generation = 0
+        self._stdin_fd: Optional[int] = None
+        #: Real seconds one message may take to write before the server is given up on.
+        self.write_timeout = 10.0
         self._stderr_log = logging.getLogger(f"mcp_input_sync.server.{self.default_server_id}")
 
     def set_server_id(self, server_id: str) -> None:
@@ -84,6 +90,9 @@ class StdioTransport:
             raise TransportClosed(f"cannot start {self.command[0]!r}: {exc}") from exc
         self.process = proc
         self._stdin = proc.stdin
+        assert proc.stdin is not None
+        self._stdin_fd = proc.stdin.fileno()
+        os.set_blocking(self._stdin_fd, False)
         stdout = proc.stdout
         stderr = proc.stderr
         assert stdout is not None and stderr is not None
@@ -116,15 +125,46 @@ class StdioTransport:
         self._threads = [start_thread("reader", read_stdout), start_thread("stderr", read_stderr)]
 
     def send(self, data: bytes) -> None:
-        stdin = self._stdin
-        if stdin is None or self._closing:
+        """Write one line to the server's stdin, within ``write_timeout`` real seconds.
+
+        The pipe is non-blocking: a server that stops reading its stdin cannot
+        hang a caller, the watchdog or ``close()``. A write that cannot finish
+        in time leaves half a line in the pipe, so the server is killed and the
+        connection ends (calls in flight raise ``ClientError(kind="transport")``).
+        """
+        fd = self._stdin_fd
+        if fd is None or self._closing:
             raise TransportClosed("stdio transport is closed")
+        if not self._write_lock.acquire(timeout=self.write_timeout):
+            raise TransportClosed("the server has not read its stdin for too long")
         try:
-            with self._write_lock:
-                stdin.write(data)
-                stdin.flush()
-        except (OSError, ValueError) as exc:
-            raise TransportClosed(f"cannot write to the server: {exc}") from exc
+            view = memoryview(data)
+            waits = 0
+            while view:
+                try:
+                    written = os.write(fd, view)
+                except BlockingIOError:
+                    written = 0
+                except (OSError, ValueError) as exc:
+                    raise TransportClosed(f"cannot write to the server: {exc}") from exc
+                view = view[written:]
+                if view:
+                    if waits * 0.25 >= self.write_timeout:
+                        self._give_up("the server stopped reading its stdin")
+                    waits += 1
+                    select.select([], [fd], [], 0.25)
+        finally:
+            self._write_lock.release()
+
+    def _give_up(self, why: str) -> None:
+        log.warning("mcp_input_sync: %s; killing %s", why, self.command[0])
+        proc = self.process
+        if proc is not None:
+            try:
+                proc.kill()
+            except OSError:
+                pass
+        raise TransportClosed(why)
 
     def close(self, timeout: float) -> None:
         """Close stdin, wait, terminate, wait, kill: bounded by ``timeout`` real seconds."""
@@ -136,12 +176,16 @@ class StdioTransport:
         self._closing = True
         proc = self.process
         if proc is not None:
-            with self._write_lock:
+            # a writer stuck on a full pipe holds the lock: then skip to terminate and kill
+            if self._write_lock.acquire(timeout=min(0.2, budget.left)):
                 try:
                     if self._stdin is not None:
                         self._stdin.close()
                 except OSError:
                     pass
+                finally:
+                    self._stdin_fd = None
+                    self._write_lock.release()
 
             def exited() -> bool:
                 return proc.poll() is not None

@@ -300,3 +300,53 @@ def _swallow(fn: Any) -> None:
         fn()
     except mis.ClientError:
         pass
+
+
+def test_modern_http_logs_progress_and_a_listen_stream(modern_url: str) -> None:
+    heard: list[str] = []
+    got = threading.Semaphore(0)
+
+    class Hearing(Everything):
+        def handle_notification(self, method: str, params: JsonDict, ctx: mis.InputContext) -> None:
+            heard.append(method)
+            got.release()
+
+    handler = Hearing()
+    updates: list[JsonDict] = []
+    with mis.connect_http(modern_url, handler=handler) as client:
+        assert tool_text(client.call_tool("log_and_progress", {"steps": 2}, progress=updates.append)) == "done 2 steps"
+        client.subscribe_resource("file:///watched.txt")
+        assert tool_text(client.call_tool("notify_changes", {"uri": "file:///watched.txt"})) == "published"
+        for _ in range(2):
+            assert got.acquire(timeout=WAIT)
+    assert [u["progress"] for u in updates] == [1, 2]
+    assert [e["data"] for e in handler.logs] == ["step 1/2", "step 2/2"]
+    assert "notifications/tools/list_changed" in heard or "notifications/resources/updated" in heard
+
+
+def test_legacy_http_cancels_with_a_notification(tiny: list[TinyServer]) -> None:
+    import queue
+
+    release: "queue.Queue[bool]" = queue.Queue()
+    state: JsonDict = {}
+
+    def call(seen: Seen, body: JsonDict) -> Reply:
+        def stream() -> Iterator[str]:
+            release.get(timeout=WAIT)  # the call never gets its answer
+            yield ": bye\n\n"
+
+        return Reply(200, body=stream())
+
+    state["call"] = call
+    server = TinyServer(legacy_answer(state))
+    tiny.append(server)
+    try:
+        with mis.connect_http(server.url) as client:
+            with pytest.raises(mis.ClientError) as info:
+                client.call_tool("slow", timeout=0.3)
+            assert info.value.kind == "timeout"
+            (call_post,) = server.posts("tools/call")
+            cancelled = server.posts("notifications/cancelled")
+            assert cancelled and cancelled[0].body["params"]["requestId"] == call_post.body["id"]
+    finally:
+        release.put(True)

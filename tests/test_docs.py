@@ -76,3 +76,16 @@ def test_every_python_block_in_the_docs_compiles(page: Path) -> None:
 def test_links_between_doc_pages_resolve(page: Path) -> None:
     for target in re.findall(r"\]\(([^)#:]+\.(?:md|py))(?:#[^)]*)?\)", page.read_text()):
         assert (page.parent / target).exists(), target
+
+
+def test_the_docs_build_with_mkdocs_in_strict_mode(tmp_path: Path) -> None:
+    pytest.importorskip("mkdocs")
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "-d", str(tmp_path / "site")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+        env={**__import__("os").environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
+    assert done.returncode == 0, done.stdout + done.stderr

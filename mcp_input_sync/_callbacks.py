@@ -20,17 +20,6 @@ def input_context(
 ) -> InputContext:
     """The context of a callback answering ``prepared`` (behaviour.md section 9)."""
     url = prepared.url
-    if url is None:
-        return InputContext(
-            client=client,
-            server_id=server_id,
-            era=era,
-            assigns=assigns,
-            related_request_id=related_request_id,
-            mode=prepared.mode,
-            fields=prepared.fields,
-            token=token,
-        )
     return InputContext(
         client=client,
         server_id=server_id,
@@ -38,10 +27,11 @@ def input_context(
         assigns=assigns,
         related_request_id=related_request_id,
         mode=prepared.mode,
-        url=url.url,
-        host=url.host,
-        idn=url.idn,
-        origin_mismatch=url.origin_mismatch,
+        url=url.url if url is not None else None,
+        host=url.host if url is not None else None,
+        idn=url.idn if url is not None else None,
+        origin_mismatch=url.origin_mismatch if url is not None else None,
+        fields=prepared.fields,
         token=token,
     )
 

@@ -1,23 +1,255 @@
-"""Command line: ``python -m mcp_input_sync demo`` (console script ``mcp-input-sync``)."""
+"""Command line: ``python -m mcp_input_sync`` (console script ``mcp-input-sync``).
+
+::
+
+    mcp-input-sync demo [--yes]
+    mcp-input-sync call [--answers FILE] [--protocol P] [--yes] [--json] [--timeout S]
+                        TOOL [JSON-ARGS] (--url URL | -- COMMAND [ARG...])
+    mcp-input-sync tools|resources|prompts [--protocol P] [--json] (--url URL | -- COMMAND [ARG...])
+
+Exit codes: 0 ok, 1 tool error (``isError``), 2 usage, 3 input refused or
+incomplete, 4 connection or protocol error (130 after Ctrl-C).
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
-from typing import Optional, Sequence
+from typing import Any, NoReturn, Optional, Sequence
+
+EXIT_OK = 0
+EXIT_TOOL_ERROR = 1
+EXIT_USAGE = 2
+EXIT_INPUT = 3
+EXIT_CONNECTION = 4
+
+_INPUT_KINDS = frozenset({"refused", "declined", "input_handler"})
+
+_TARGET_HELP = "the server: --url URL (Streamable HTTP), or -- COMMAND [ARG...] (stdio) at the end"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def _build_parser() -> _Parser:
+    parser = _Parser(
+        prog="mcp-input-sync",
+        description="A synchronous MCP client that answers servers' input requests in the terminal.",
+        epilog="exit codes: 0 ok, 1 tool error, 2 usage, 3 input refused or incomplete, 4 connection or protocol error",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    demo = sub.add_parser("demo", help="walk through every kind of server request with the embedded demo server")
+    demo.add_argument("--yes", "-y", action="store_true", help="accept the defaults without asking")
+
+    call = sub.add_parser("call", help="call a tool, answering the server's input in the terminal", epilog=_TARGET_HELP)
+    call.add_argument("--answers", metavar="FILE", help="a JSON object of scripted answers (no questions asked)")
+    call.add_argument("--yes", "-y", action="store_true", help="accept the defaults without asking")
+    call.add_argument("--json", action="store_true", help="print the whole CallToolResult as JSON")
+    _target_options(call)
+    call.add_argument("tool", metavar="TOOL")
+    call.add_argument("arguments", metavar="JSON-ARGS", nargs="?", default=None, help="the tool's arguments, a JSON object")
+
+    for name, what in (("tools", "tools"), ("resources", "resources and resource templates"), ("prompts", "prompts")):
+        listing = sub.add_parser(name, help=f"list the server's {what}", epilog=_TARGET_HELP)
+        listing.add_argument("--json", action="store_true", help="print the list as JSON")
+        _target_options(listing)
+    return parser
+
+
+def _target_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--url", help="the server's Streamable HTTP endpoint")
+    parser.add_argument("--protocol", default="auto", help="auto (default), legacy, modern, or a version such as 2025-11-25")
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds to wait on the server (default 60)")
+
+
+def _connect(args: argparse.Namespace, server: list[str], handler: Any) -> Any:
+    from .client import connect_http, connect_stdio
+
+    options: dict[str, Any] = {"handler": handler, "name": "mcp-input-sync", "protocol": args.protocol, "timeout": args.timeout}
+    if args.url is not None:
+        return connect_http(args.url, **options)
+    return connect_stdio(server, **options)
+
+
+def _read_answers(path: str) -> dict[str, Any]:
+    from .terminal import validate_answers
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"cannot read the answers file {path}: {exc}") from None
+    return validate_answers(data)
+
+
+def _usage(parser: argparse.ArgumentParser, message: str) -> int:
+    parser.print_usage(sys.stderr)
+    print(f"{parser.prog}: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _print_text(result: dict[str, Any]) -> None:
+    from .reflect import text
+
+    for block in result.get("content", []) if isinstance(result.get("content"), list) else []:
+        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+            print("\n".join(text(line.replace("\t", "    "), 100_000) for line in block["text"].splitlines()))
+        else:
+            print(json.dumps(block, ensure_ascii=False))
+    if "structuredContent" in result:
+        print(json.dumps(result["structuredContent"], ensure_ascii=False))
+
+
+def _call(args: argparse.Namespace, server: list[str], parser: argparse.ArgumentParser) -> int:
+    from .errors import ClientError
+    from .terminal import TerminalHandler
+
+    arguments: Optional[dict[str, Any]] = None
+    if args.arguments is not None:
+        try:
+            arguments = json.loads(args.arguments)
+        except ValueError as exc:
+            return _usage(parser, f"JSON-ARGS is not JSON: {exc}")
+        if not isinstance(arguments, dict):
+            return _usage(parser, "JSON-ARGS must be a JSON object")
+    answers = None
+    if args.answers is not None:
+        try:
+            answers = _read_answers(args.answers)
+        except ValueError as exc:
+            return _usage(parser, str(exc))
+    handler = TerminalHandler(stdout=sys.stderr, assume_yes=args.yes, answers=answers)
+    try:
+        client = _connect(args, server, handler)
+    except (TypeError, ValueError) as exc:
+        return _usage(parser, str(exc))
+    except ClientError as exc:
+        print(f"mcp-input-sync: cannot connect: {exc}", file=sys.stderr)
+        return EXIT_CONNECTION
+    try:
+        with client:
+            try:
+                result = client.call_tool(args.tool, arguments, progress=handler.progress)
+            except ClientError as exc:
+                if exc.code != -32042:
+                    raise
+                answered = client.handle_url_elicitations(exc)
+                if any(a.get("action") != "accept" for a in answered):
+                    return EXIT_INPUT
+                result = client.call_tool(args.tool, arguments, progress=handler.progress)
+    except ClientError as exc:
+        print(f"mcp-input-sync: {exc}", file=sys.stderr)
+        if handler.refusals or exc.kind in _INPUT_KINDS:
+            return EXIT_INPUT
+        return EXIT_CONNECTION
+    except KeyboardInterrupt:
+        print("mcp-input-sync: interrupted", file=sys.stderr)
+        return 130
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False, indent=2))
+    else:
+        _print_text(result)
+    if handler.refusals:
+        print(f"mcp-input-sync: input refused or incomplete: {'; '.join(handler.refusals)}", file=sys.stderr)
+        return EXIT_INPUT
+    return EXIT_TOOL_ERROR if result.get("isError") is True else EXIT_OK
+
+
+def _describe(item: dict[str, Any], key: str) -> str:
+    from .reflect import text
+
+    name = text(str(item.get(key, "?")), 300)
+    extra = item.get("title") or item.get("description") or ""
+    line = f"{name}"
+    if key != "name" and item.get("name"):
+        line += f"  ({text(str(item['name']), 200)})"
+    if extra:
+        line += f"  {text(str(extra), 300)}"
+    if isinstance(item.get("arguments"), list):
+        names = [text(str(a.get("name", "?")), 100) + ("" if a.get("required") else "?") for a in item["arguments"] if isinstance(a, dict)]
+        line += f"  args: {', '.join(names) or 'none'}"
+    return line
+
+
+def _list(args: argparse.Namespace, server: list[str], parser: argparse.ArgumentParser) -> int:
+    from .errors import ClientError
+
+    try:
+        client = _connect(args, server, None)
+    except (TypeError, ValueError) as exc:
+        return _usage(parser, str(exc))
+    except ClientError as exc:
+        print(f"mcp-input-sync: cannot connect: {exc}", file=sys.stderr)
+        return EXIT_CONNECTION
+    try:
+        with client:
+            offered = isinstance((client.server_capabilities or {}).get(args.command), dict)
+            groups: list[tuple[str, str, list[dict[str, Any]]]] = []
+            if offered and args.command == "tools":
+                groups.append(("tools", "name", client.list_tools()))
+            elif offered and args.command == "prompts":
+                groups.append(("prompts", "name", client.list_prompts()))
+            elif offered:
+                groups.append(("resources", "uri", client.list_resources()))
+                groups.append(("resource templates", "uriTemplate", client.list_resource_templates()))
+    except ClientError as exc:
+        print(f"mcp-input-sync: {exc}", file=sys.stderr)
+        return EXIT_CONNECTION
+    except KeyboardInterrupt:
+        return 130
+    if args.json:
+        print(json.dumps({title.replace(" ", "_"): items for title, _, items in groups}, ensure_ascii=False, indent=2))
+        return EXIT_OK
+    if not offered:
+        print(f"(the server offers no {args.command})")
+    for title, key, items in groups:
+        if title == "resource templates" and not items:
+            continue
+        print(f"{title}: {len(items)}")
+        for item in items:
+            print(f"  {_describe(item, key)}")
+    return EXIT_OK
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="mcp-input-sync", description="A synchronous MCP client that answers servers' input requests.")
-    sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("demo", help="run the scripted demo against the embedded demo server")
-    args = parser.parse_args(argv)
+    """Run the command line; returns the exit code (argparse usage errors exit 2)."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    server: list[str] = []
+    dashes = False
+    if "--" in words:
+        at = words.index("--")
+        words, server, dashes = words[:at], words[at + 1 :], True
+    parser = _build_parser()
+    args = parser.parse_args(words)
+    sub = parser if args.command is None else _sub_parser(parser, args.command)
     if args.command == "demo":
+        if dashes:
+            return _usage(sub, "demo takes no server command")
         from ._demo import run_demo
 
-        return run_demo()
-    parser.error(f"unknown command {args.command!r}")
-    return 2
+        return run_demo(assume_yes=args.yes)
+    if args.url is not None and dashes:
+        return _usage(sub, "give either --url URL or -- COMMAND, not both")
+    if args.url is None and not server:
+        return _usage(sub, "give the server: --url URL or -- COMMAND [ARG...]")
+    if args.command == "call":
+        if args.answers is not None and args.yes:
+            return _usage(sub, "--answers and --yes do not go together")
+        return _call(args, server, sub)
+    return _list(args, server, sub)
+
+
+def _sub_parser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            found = action.choices.get(name)
+            if isinstance(found, argparse.ArgumentParser):
+                return found
+    return parser
 
 
 if __name__ == "__main__":

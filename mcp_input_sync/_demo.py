@@ -1,80 +1,88 @@
-"""The non-interactive demo: a scripted handler against the embedded demo server.
+"""The demo: the terminal handler against the embedded demo server.
 
 ``python -m mcp_input_sync demo`` starts ``mcp_input_sync._demo_server`` as a
-subprocess over stdio and calls its ``plan_trip`` tool. In the middle of
-that call the server writes a log entry and asks for roots, a form and an
-LLM completion; the scripted handler below answers each and says so.
+subprocess over stdio and makes three calls: ``plan_trip`` (a log, a roots
+request, a form and a sampling request, with progress), ``book_hotel`` (a
+URL elicitation, never opened) and ``pack_bags`` (a long call with a
+progress bar). A :class:`~mcp_input_sync.terminal.TerminalHandler` answers:
+it asks the user when stdin is a terminal, and takes the defaults without
+asking otherwise or with ``--yes``. Sampling replies come from a canned
+"demo model" after approval.
 """
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any, Optional, TextIO
 
 from .client import connect_stdio
 from .errors import ClientError
-from .handler import InputContext, InputHandler
+from .terminal import TerminalHandler
+
+DEMO_REPLY = "Walk up to the Castelo de São Jorge at sunset."
+
+CALLS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("plan_trip", {"city": "Lisbon"}),
+    ("book_hotel", {"city": "Lisbon"}),
+    ("pack_bags", {"items": 5, "delay": 0.2}),
+)
 
 
-class ScriptedHandler(InputHandler):
-    """Answers the demo server's requests without asking anyone."""
-
-    def __init__(self, out: TextIO) -> None:
-        self.out = out
-
-    def say(self, text: str) -> None:
-        print(text, file=self.out, flush=True)
-
-    def list_roots(self, ctx: InputContext) -> dict[str, Any]:
-        roots = [{"uri": "file:///home/demo/trips", "name": "trips"}]
-        self.say(f"  roots      server {ctx.server_id!r} asked which folders it may use -> {roots[0]['uri']}")
-        return {"roots": roots}
-
-    def handle_elicitation(self, params: dict[str, Any], ctx: InputContext) -> dict[str, Any]:
-        schema = params.get("requestedSchema", {})
-        fields = ", ".join(schema.get("properties", {}))
-        content: dict[str, Any] = {}
-        for name, prop in schema.get("properties", {}).items():
-            if "default" in prop:
-                content[name] = prop["default"]
-        content.setdefault("budget", 1500)
-        content.setdefault("start", "2027-05-01")
-        self.say(f"  form       {params.get('message')!r} with fields [{fields}] -> accept {json.dumps(content)}")
-        return {"action": "accept", "content": content}
-
-    def handle_sampling(self, params: dict[str, Any], ctx: InputContext) -> dict[str, Any]:
-        prompt = params["messages"][-1]["content"].get("text", "")
-        reply = "Walk up to the Castelo de São Jorge at sunset."
-        self.say(f"  sampling   prompt {prompt!r} (maxTokens {params.get('maxTokens')}) -> {reply!r}")
-        return {"role": "assistant", "content": {"type": "text", "text": reply}, "model": "scripted-demo-model", "stopReason": "endTurn"}
-
-    def handle_log(self, entry: dict[str, Any], ctx: InputContext) -> None:
-        self.say(f"  log        [{entry['level']}] {entry.get('logger', '')}: {entry.get('data')}")
+def demo_model(params: dict[str, Any]) -> str:
+    """The demo's stand-in for an LLM: always the same suggestion."""
+    return DEMO_REPLY
 
 
-def run_demo(out: Optional[TextIO] = None) -> int:
-    """Run the demo, printing to ``out`` (stdout by default). Returns an exit code."""
+def _plural(n: int) -> str:
+    return f"{n} server request" + ("" if n == 1 else "s")
+
+
+def run_demo(
+    out: Optional[TextIO] = None,
+    *,
+    assume_yes: bool = False,
+    stdin: Optional[TextIO] = None,
+) -> int:
+    """Run the demo, printing to ``out`` (stdout by default). Returns an exit code.
+
+    The handler asks on ``stdin`` when it is a terminal and ``assume_yes`` is
+    false; otherwise it accepts the defaults.
+    """
     out = out or sys.stdout
-    handler = ScriptedHandler(out)
-    command = [sys.executable, "-m", "mcp_input_sync._demo_server"]
-    print("mcp_input_sync demo: calling the embedded demo server over stdio", file=out)
+    stdin = stdin or sys.stdin
     try:
-        with connect_stdio(command, handler=handler, server_id="demo", timeout=30) as client:
+        interactive = stdin.isatty() and not assume_yes
+    except (AttributeError, ValueError):
+        interactive = False
+    handler = TerminalHandler(
+        stdin=stdin, stdout=out, assume_yes=not interactive, model=demo_model, model_name="demo-model"
+    )
+    command = [sys.executable, "-m", "mcp_input_sync._demo_server"]
+    mode = "interactive" if interactive else "accepting the defaults (--yes)"
+    print(f"mcp_input_sync demo: calling the embedded demo server over stdio, {mode}", file=out)
+    failed = False
+    try:
+        with connect_stdio(command, handler=handler, server_id="demo", name="mcp-input-sync-demo", timeout=30) as client:
             print(f"connected: {client.era} era, protocol {client.protocol_version}", file=out)
             tools = [t["name"] for t in client.list_tools()]
-            print(f"tools: {', '.join(tools)}", file=out)
-            print("call plan_trip(city='Lisbon'):", file=out, flush=True)
-
-            def progress(update: dict[str, Any]) -> None:
-                print(f"  progress   {update.get('progress')}/{update.get('total')} {update.get('message', '')}", file=out, flush=True)
-
-            result = client.call_tool("plan_trip", {"city": "Lisbon"}, progress=progress)
-            text = " ".join(block.get("text", "") for block in result.get("content", []))
-            status = "error" if result.get("isError") else "ok"
-            print(f"result ({status}): {text}", file=out)
-            print(f"answered {client.stats['served']} server requests", file=out)
-            return 1 if result.get("isError") else 0
+            print(f"tools: {', '.join(tools)}", file=out, flush=True)
+            for name, arguments in CALLS:
+                served = client.stats["served"]
+                args = ", ".join(f"{k}={v!r}" for k, v in arguments.items())
+                handler.say(f"call {name}({args}):")
+                result = client.call_tool(name, arguments, progress=handler.progress)
+                text = " ".join(block.get("text", "") for block in result.get("content", []))
+                status = "error" if result.get("isError") else "ok"
+                failed = failed or bool(result.get("isError"))
+                handler.say(f"result ({status}): {text}")
+                handler.say(f"answered {_plural(client.stats['served'] - served)}")
+            handler.say(f"answered {_plural(client.stats['served'])} in all")
     except ClientError as exc:
         print(f"demo failed: {exc}", file=out)
         return 4
+    except KeyboardInterrupt:
+        print("demo interrupted", file=out)
+        return 130
+    if handler.refusals:
+        return 3
+    return 1 if failed else 0

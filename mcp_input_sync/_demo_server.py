@@ -21,7 +21,7 @@ Contract:
 * **Methods.** ``ping`` and ``logging/setLevel`` answer ``{}`` (the level is
   kept: only logs at or above it are sent; before any ``setLevel`` the
   threshold is ``info``; an unknown level is -32602).  ``tools/list`` lists
-  ``plan_trip`` and ``echo`` (:data:`TOOLS`).  ``tools/call`` runs the tool
+  ``plan_trip``, ``book_hotel``, ``pack_bags`` and ``echo`` (:data:`TOOLS`).  ``tools/call`` runs the tool
   on a thread of its own while the reader keeps reading, so the tool can
   wait for the client's answers to its requests.  Any other method: -32601
   (so the library's ``server/discover`` probe reads this server as legacy).
@@ -37,6 +37,16 @@ Contract:
   sampled text.  A declined or cancelled form, or an error answer to any of
   its requests, ends the tool with ``isError: true`` (an error's message is
   quoted in the text).
+* **book_hotel(city="Lisbon")** (2025-11-25, clients declaring
+  ``elicitation.url``) sends a URL-mode ``elicitation/create`` for a
+  booking page on ``https://checkout.example.com``; on accept it sends
+  ``notifications/elicitation/complete`` and succeeds, on decline or cancel
+  it ends with ``isError: true``.  Without URL mode it is an
+  ``isError: true`` result.
+* **pack_bags(items=5, delay=0.2)** is a long call: it packs ``items``
+  things (1 to 20), waiting ``delay`` seconds (0 to 5) before each and
+  sending ``notifications/progress`` after each when the call carried a
+  progress token, then logs at info and returns.
 * **echo(text)** returns ``text``.  An unknown tool or bad arguments give an
   ``isError: true`` result, not a JSON-RPC error.
 * **Server requests** carry string ids ``"demo-<n>"``, unique for the life
@@ -58,6 +68,7 @@ import json
 import queue
 import sys
 import threading
+import urllib.parse
 from collections.abc import Callable
 from typing import Any, BinaryIO, Final
 
@@ -100,6 +111,29 @@ TOOLS: Final[list[JSONObject]] = [
                     "description": "The city to visit.",
                     "default": "Lisbon",
                 }
+            },
+            "additionalProperties": False,
+        },
+    },
+    {
+        "name": "book_hotel",
+        "title": "Book a hotel",
+        "description": "Asks the user to visit a booking page (URL elicitation); the client never opens it.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"city": {"type": "string", "description": "The city.", "default": "Lisbon"}},
+            "additionalProperties": False,
+        },
+    },
+    {
+        "name": "pack_bags",
+        "title": "Pack the bags",
+        "description": "A long call that reports progress after each item it packs.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "items": {"type": "integer", "minimum": 1, "maximum": 20, "default": 5},
+                "delay": {"type": "number", "minimum": 0, "maximum": 5, "default": 0.2},
             },
             "additionalProperties": False,
         },
@@ -283,6 +317,15 @@ class _Session:
             return False
         return True
 
+    def client_has_url_elicitation(self) -> bool:
+        """Tell whether the client declared URL-mode elicitation (2025-11-25 only).
+
+        Returns:
+            True when ``elicitation.url`` was declared in 2025-11-25.
+        """
+        value = self.client_capabilities.get("elicitation")
+        return self.version == "2025-11-25" and isinstance(value, dict) and isinstance(value.get("url"), dict)
+
     def log_enabled(self, level: str) -> bool:
         """Tell whether a log at ``level`` passes the client's threshold.
 
@@ -453,9 +496,11 @@ def _trip_form(version: str | None) -> JSONObject:
     """
     with_defaults = version != "2025-06-18"
     travellers: JSONObject = {"type": "integer", "title": "Travellers", "minimum": 1}
+    budget: JSONObject = {"type": "number", "title": "Budget"}
     pace: JSONObject = {"type": "string", "title": "Pace", "enum": ["relaxed", "normal", "packed"]}
     if with_defaults:
         travellers["default"] = 2
+        budget["default"] = 1500
         pace["default"] = "normal"
     params: JSONObject = {
         "message": "Trip details",
@@ -463,7 +508,7 @@ def _trip_form(version: str | None) -> JSONObject:
             "type": "object",
             "properties": {
                 "travellers": travellers,
-                "budget": {"type": "number", "title": "Budget"},
+                "budget": budget,
                 "start": {"type": "string", "title": "Start date", "format": "date"},
                 "pace": pace,
             },
@@ -595,6 +640,88 @@ def _plan_trip(call: _ToolCall, arguments: JSONObject) -> JSONObject:
     return _tool_result(f"Trip to {city}. Roots: {roots}. Form: {form}. Suggested sight: {sight}")
 
 
+def _book_hotel(call: _ToolCall, arguments: JSONObject) -> JSONObject:
+    """The ``book_hotel`` tool: one URL elicitation, then its completion notice.
+
+    Args:
+        call: The call in flight.
+        arguments: The tool arguments.
+
+    Returns:
+        The ``CallToolResult``.
+
+    Raises:
+        _Abandoned: The call was cancelled or stdin closed.
+    """
+    city = arguments.get("city", "Lisbon")
+    if not isinstance(city, str):
+        return _tool_result("book_hotel: 'city' must be a string", is_error=True)
+    session = call.session
+    if not session.client_has_url_elicitation():
+        return _tool_result("book_hotel needs a client that offers URL elicitation", is_error=True)
+    call.check()
+    elicitation_id = f"hotel-{session.new_id()}"
+    url = "https://checkout.example.com/hotel?city=" + urllib.parse.quote(city, safe="")
+    try:
+        answer = call.request(
+            "elicitation/create",
+            {
+                "mode": "url",
+                "message": f"Pay the deposit for a hotel in {city} on the booking site.",
+                "url": url,
+                "elicitationId": elicitation_id,
+            },
+        )
+    except _RequestFailed as failure:
+        return _tool_result(failure.text, is_error=True)
+    action = answer.get("action")
+    if action != "accept":
+        return _tool_result("The booking page was not accepted: no hotel booked.", is_error=True)
+    session.send(
+        {
+            "jsonrpc": "2.0",
+            "method": "notifications/elicitation/complete",
+            "params": {"elicitationId": elicitation_id},
+        }
+    )
+    return _tool_result(f"Hotel in {city} held; the booking site confirms the deposit.")
+
+
+_BAG_ITEMS: Final[tuple[str, ...]] = (
+    "passport", "tickets", "charger", "sunscreen", "walking shoes", "umbrella", "guidebook",
+    "adapter", "sunglasses", "jacket", "swimsuit", "camera", "snacks", "water bottle",
+    "notebook", "pen", "headphones", "scarf", "hat", "map",
+)
+
+
+def _pack_bags(call: _ToolCall, arguments: JSONObject) -> JSONObject:
+    """The ``pack_bags`` tool: a long call reporting progress.
+
+    Args:
+        call: The call in flight.
+        arguments: ``items`` (1 to 20) and ``delay`` (0 to 5 seconds).
+
+    Returns:
+        The ``CallToolResult``.
+
+    Raises:
+        _Abandoned: The call was cancelled or stdin closed.
+    """
+    items = arguments.get("items", 5)
+    delay = arguments.get("delay", 0.2)
+    if type(items) is not int or not 1 <= items <= len(_BAG_ITEMS):
+        return _tool_result("pack_bags: 'items' must be an integer from 1 to 20", is_error=True)
+    if type(delay) not in (int, float) or not 0 <= delay <= 5:
+        return _tool_result("pack_bags: 'delay' must be a number from 0 to 5", is_error=True)
+    for done, item in enumerate(_BAG_ITEMS[:items], start=1):
+        if call.cancelled.wait(float(delay)):
+            raise _Abandoned()
+        call.check()
+        call.progress(done, items, f"packed the {item}")
+    call.log("info", "demo", f"packed {items} items")
+    return _tool_result(f"Packed {items} items: {', '.join(_BAG_ITEMS[:items])}.")
+
+
 def _echo(call: _ToolCall, arguments: JSONObject) -> JSONObject:
     """The ``echo`` tool.
 
@@ -613,6 +740,8 @@ def _echo(call: _ToolCall, arguments: JSONObject) -> JSONObject:
 
 _TOOL_FUNCTIONS: Final[dict[str, Callable[[_ToolCall, JSONObject], JSONObject]]] = {
     "plan_trip": _plan_trip,
+    "book_hotel": _book_hotel,
+    "pack_bags": _pack_bags,
     "echo": _echo,
 }
 

@@ -176,7 +176,7 @@ EXPECTED_SCHEMA = {
     "type": "object",
     "properties": {
         "travellers": {"type": "integer", "title": "Travellers", "minimum": 1, "default": 2},
-        "budget": {"type": "number", "title": "Budget"},
+        "budget": {"type": "number", "title": "Budget", "default": 1500},
         "start": {"type": "string", "title": "Start date", "format": "date"},
         "pace": {"type": "string", "title": "Pace", "enum": ["relaxed", "normal", "packed"], "default": "normal"},
     },
@@ -229,7 +229,7 @@ def test_tools_list(server: Server) -> None:
     check("2025-11-25", "ListToolsResult", result)
     check("2025-06-18", "ListToolsResult", result)
     tools = {tool["name"]: tool for tool in result["tools"]}
-    assert set(tools) == {"plan_trip", "echo"}
+    assert set(tools) == {"plan_trip", "book_hotel", "pack_bags", "echo"}
     assert tools["plan_trip"]["inputSchema"] == {
         "type": "object",
         "properties": {"city": {"type": "string", "description": "The city to visit.", "default": "Lisbon"}},
@@ -472,3 +472,87 @@ def test_eof_while_a_tool_waits(server: Server) -> None:
     assert server.lines.get(timeout=TIMEOUT) is EOFError
     server.join_readers()
     assert b"Traceback" not in b"".join(server.stderr)
+
+
+URL_CAPS = {"elicitation": {"form": {}, "url": {}}}
+
+
+def test_book_hotel_url_elicitation_and_completion(server: Server) -> None:
+    server.initialize(capabilities=URL_CAPS)
+    call_id = server.request("tools/call", {"name": "book_hotel", "arguments": {"city": "São Paulo"}})
+    request = server.recv()
+    check("2025-11-25", "ElicitRequest", request)
+    params = request["params"]
+    assert params["mode"] == "url"
+    assert params["url"] == "https://checkout.example.com/hotel?city=S%C3%A3o%20Paulo"
+    assert "São Paulo" in params["message"]
+    server.answer(request["id"], {"action": "accept"})
+    complete = server.recv()
+    assert complete["method"] == "notifications/elicitation/complete"
+    assert complete["params"] == {"elicitationId": params["elicitationId"]}
+    result = server.response(call_id)["result"]
+    check("2025-11-25", "CallToolResult", result)
+    assert result["isError"] is False and "São Paulo" in result["content"][0]["text"]
+
+
+@pytest.mark.parametrize("action", ["decline", "cancel"])
+def test_book_hotel_not_accepted(server: Server, action: str) -> None:
+    server.initialize(capabilities=URL_CAPS)
+    call_id = server.request("tools/call", {"name": "book_hotel"})
+    request = server.recv()
+    server.answer(request["id"], {"action": action})
+    result = server.response(call_id)["result"]
+    assert result["isError"] is True and "not accepted" in result["content"][0]["text"]
+
+
+@pytest.mark.parametrize(("version", "caps"), [("2025-11-25", {"elicitation": {"form": {}}}), ("2025-06-18", URL_CAPS)])
+def test_book_hotel_needs_url_mode(server: Server, version: str, caps: JSON) -> None:
+    server.initialize(version, caps)
+    result = server.call("tools/call", {"name": "book_hotel"})["result"]
+    assert result["isError"] is True and "URL elicitation" in result["content"][0]["text"]
+
+
+def test_plan_trip_never_sends_a_url_request(server: Server) -> None:
+    server.initialize(capabilities={"elicitation": {"url": {}}})
+    call_id = server.request("tools/call", {"name": "plan_trip"})
+    assert server.recv()["method"] == "notifications/message"
+    result = server.response(call_id)["result"]
+    assert "not offered" in result["content"][0]["text"]
+
+
+def test_pack_bags_reports_progress(server: Server) -> None:
+    server.initialize()
+    call_id = server.request(
+        "tools/call", {"name": "pack_bags", "arguments": {"items": 3, "delay": 0}, "_meta": {"progressToken": 7}}
+    )
+    progress = []
+    for _ in range(3):
+        message = server.recv()
+        check("2025-11-25", "ProgressNotification", message)
+        progress.append(message["params"])
+    assert [(p["progress"], p["total"], p["progressToken"]) for p in progress] == [(1, 3, 7), (2, 3, 7), (3, 3, 7)]
+    assert progress[0]["message"] == "packed the passport"
+    assert server.recv()["method"] == "notifications/message"
+    result = server.response(call_id)["result"]
+    assert result["isError"] is False and result["content"][0]["text"].startswith("Packed 3 items")
+
+
+@pytest.mark.parametrize("arguments", [{"items": 0}, {"items": 21}, {"items": True}, {"delay": -1}, {"delay": "x"}])
+def test_pack_bags_bad_arguments(server: Server, arguments: JSON) -> None:
+    server.initialize()
+    result = server.call("tools/call", {"name": "pack_bags", "arguments": arguments})["result"]
+    assert result["isError"] is True
+
+
+def test_pack_bags_cancelled_mid_way(server: Server) -> None:
+    server.initialize()
+    call_id = server.request(
+        "tools/call", {"name": "pack_bags", "arguments": {"items": 20, "delay": 5}, "_meta": {"progressToken": "p"}}
+    )
+    server.send(
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": call_id, "reason": "bye"}}
+    )
+    ping_id = server.request("ping")
+    message = server.recv()
+    assert message.get("id") == ping_id, "a cancelled call sends nothing more"
+    assert server.call("tools/call", {"name": "echo", "arguments": {"text": "x"}})["result"]["isError"] is False

@@ -44,8 +44,9 @@ def test_the_demo_answers_every_kind_of_request() -> None:
     done = subprocess.run([sys.executable, "-m", "mcp_input_sync", "demo"], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
-    for marker in ("  log ", "  roots ", "  form ", "  sampling ", "  progress ", "result (ok)", "answered 3 server requests"):
+    for marker in ("  log ", "  roots ", "  form ", "  sampling ", "  url ", "host: checkout.example.com", "  progress ", "5/5 packed", "answered 4 server requests in all"):
         assert marker in out, out
+    assert out.count("result (ok)") == 3
 
 
 def test_the_public_surface_is_sorted_and_complete() -> None:

@@ -155,6 +155,7 @@ class HttpTransport:
         self._stream_ids = itertools.count(1)
         self._lock = threading.Lock()
         self._closing = False
+        self._closed_event = threading.Event()
         self._initialize: Optional[bytes] = None
         self._initialized_sent = False
         self._get_stream: Optional[_Stream] = None
@@ -207,20 +208,21 @@ class HttpTransport:
         """Close every stream, end the session (DELETE), and join the reader threads."""
         if self._closing:
             return
-        self._closing = True
         budget = RealBudget(timeout)
         with self._lock:
+            self._closing = True  # under the lock: no reader starts after this
             streams = list(self._streams.values())
+        self._closed_event.set()
         for stream in streams:
             stream.abort()
-        if self.session_id is not None:
-            try:
-                self._session.delete(self.url, headers=self._base_headers(), timeout=(min(2.0, self._timeouts[0]), min(2.0, budget.left or 0.1)))
-            except Exception:  # noqa: BLE001 - a failed DELETE only leaves the session to expire
-                log.debug("mcp_input_sync: DELETE of the HTTP session failed", exc_info=True)
         for stream in streams:
             if stream.thread is not None:
                 budget.join(stream.thread, share=0.5)
+        if self.session_id is not None:
+            try:
+                self._session.delete(self.url, headers=self._base_headers(), timeout=(min(2.0, self._timeouts[0]), max(0.1, min(2.0, budget.left))))
+            except Exception:  # noqa: BLE001 - a failed DELETE only leaves the session to expire
+                log.debug("mcp_input_sync: DELETE of the HTTP session failed", exc_info=True)
         self._session.close()
 
     # ------------------------------------------------------------------ POST
@@ -332,8 +334,11 @@ class HttpTransport:
         stream = _Stream(response, request_id)
         key = next(self._stream_ids)
         with self._lock:
+            if self._closing:  # a POST that raced close(): no new reader
+                response.close()
+                return
             self._streams[key] = stream
-        stream.thread = start_thread("sse", lambda: self._pump(stream, key, resumed))
+            stream.thread = start_thread("sse", lambda: self._pump(stream, key, resumed))
 
     def _pump(self, stream: _Stream, key: int, resumed: int) -> None:
         decoder = SSEDecoder(emit_empty=False)
@@ -369,7 +374,8 @@ class HttpTransport:
         last_id = decoder.last_event_id
         if last_id and resumed < 3 and self.protocol_version != MODERN_VERSION:
             pause = (decoder.retry if decoder.retry is not None else 1000) / 1000.0
-            threading.Event().wait(min(pause, 10.0))
+            if self._closed_event.wait(min(pause, 10.0)):
+                return  # close() while waiting to reconnect
             if self._resume(stream.request_id, last_id, resumed + 1):
                 return
         lost = self.on_lost

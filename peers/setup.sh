@@ -74,6 +74,26 @@ all_current() {
   done <<< "$COMPONENTS"
 }
 
+# System packages for the web bridge's tests: a real redis-server, and headless
+# Chromium with its driver (Debian's packages). Installed when missing and we are
+# root with apt-get; otherwise those tests skip and say why.
+system_packages() {
+  local missing=()
+  command -v redis-server >/dev/null || missing+=(redis-server)
+  command -v chromium >/dev/null || missing+=(chromium)
+  command -v chromedriver >/dev/null || missing+=(chromium-driver)
+  [ "${#missing[@]}" -eq 0 ] && return 0
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "peers: installing ${missing[*]} (apt-get)"
+    apt-get update -qq >/dev/null 2>&1 || true
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null \
+      || die "apt-get install ${missing[*]} failed"
+  else
+    echo "peers: ${missing[*]} missing (not root or no apt-get): the Redis and browser tests will skip"
+  fi
+}
+system_packages
+
 # Fast path: nothing to do, no lock, no subprocess beyond sha256sum.
 if [ -d "$MIS_PEERS" ] && all_current; then
   echo "peers: up to date in $MIS_PEERS"

@@ -1,0 +1,34 @@
+"""The web bridge: let people answer a server's requests for input through a Django or Flask app.
+
+Framework-neutral core (this package): :class:`PendingInputBroker` holds
+pending inputs; :class:`WebHandler` (an :class:`~mcp_input_sync.InputHandler`)
+parks each form or URL elicitation and sampling request there until the
+owning user answers it through the host's web routes.
+:mod:`mcp_input_sync.web.forms` renders them as HTML and reads submitted
+forms back. :mod:`mcp_input_sync.web.flask` is a Flask blueprint and
+:mod:`mcp_input_sync.web.django` a Django app built on them.
+"""
+
+from __future__ import annotations
+
+from .broker import (
+    ELICITATION_ACTIONS,
+    SAMPLING_ACTIONS,
+    InputNotFound,
+    PendingInput,
+    PendingInputBroker,
+    WebElicitationHandler,
+    WebHandler,
+    field_errors,
+)
+
+__all__ = [
+    "ELICITATION_ACTIONS",
+    "SAMPLING_ACTIONS",
+    "InputNotFound",
+    "PendingInput",
+    "PendingInputBroker",
+    "WebElicitationHandler",
+    "WebHandler",
+    "field_errors",
+]

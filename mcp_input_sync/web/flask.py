@@ -1,0 +1,147 @@
+"""A Flask blueprint where people answer their pending inputs.
+
+::
+
+    from flask import Flask, session
+    from mcp_input_sync.web import PendingInputBroker, WebHandler
+    from mcp_input_sync.web.flask import blueprint
+
+    broker = PendingInputBroker()
+    app = Flask(__name__)
+    app.secret_key = "..."                       # the CSRF token lives in the session
+    app.register_blueprint(blueprint(broker, lambda: session.get("user_id")), url_prefix="/inputs")
+    # clients: mis.connect_stdio(..., handler=WebHandler(broker)), calls with assigns={"user": user_id}
+
+Routes (relative to the blueprint's prefix):
+
+- ``GET /``: the current user's pending inputs (HTML); ``GET /pending.json``
+  the same as JSON;
+- ``GET /<id>``: one input as an HTML form;
+- ``POST /<id>``: the answer. On success: 303 to the list; on errors: 400
+  with the form shown again and the errors per field.
+
+``user_loader()`` returns the signed-in user's id (compared with
+``str(assigns["user"])``), or None: then every route answers 403. An input
+of another user, an unknown id and an input already answered all answer
+404.
+
+CSRF: by default every POST must carry the per-session token the form
+holds (field ``_mis_csrf``; a mismatch answers 400). A host protecting every
+POST with Flask-WTF's ``CSRFProtect`` passes ``csrf_token=generate_csrf``
+(from ``flask_wtf.csrf``) instead: the form then holds Flask-WTF's own
+``csrf_token`` field, which Flask-WTF checks.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any, Callable, Optional
+
+from flask import Blueprint, Response, abort, jsonify, redirect, request, session, url_for
+from werkzeug.wrappers import Response as BaseResponse
+
+from .broker import InputNotFound, PendingInputBroker
+from .forms import answer_submission, render_list, render_page, submitted_values
+
+__all__ = ["CSRF_FIELD", "blueprint"]
+
+#: The hidden field (and session key) of the blueprint's own CSRF token.
+CSRF_FIELD = "_mis_csrf"
+
+_HEADERS = {
+    "Cache-Control": "no-store",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "X-Content-Type-Options": "nosniff",
+}
+
+
+def _html(body: str, status: int = 200) -> Response:
+    response = Response(body, status=status, mimetype="text/html")
+    response.headers.update(_HEADERS)
+    return response
+
+
+def _session_token() -> str:
+    token = session.get(CSRF_FIELD)
+    if not isinstance(token, str) or len(token) < 32:
+        token = secrets.token_urlsafe(32)
+        session[CSRF_FIELD] = token
+    return token
+
+
+def blueprint(
+    broker: PendingInputBroker,
+    user_loader: Callable[[], Optional[Any]],
+    *,
+    name: str = "mcp_input",
+    csrf_token: Optional[Callable[[], str]] = None,
+) -> Blueprint:
+    """A blueprint serving ``broker``'s pending inputs to their owners.
+
+    Args:
+        broker: the broker the :class:`~mcp_input_sync.web.WebHandler` parks inputs in.
+        user_loader: returns the signed-in user's id, or None.
+        name: the blueprint's name (for ``url_for``: ``"<name>.index"``,
+            ``"<name>.show"``).
+        csrf_token: the host's CSRF token function (Flask-WTF's
+            ``generate_csrf``); None uses the blueprint's own token.
+    """
+    bp = Blueprint(name, __name__)
+
+    def current_user() -> str:
+        user = user_loader()
+        if user is None:
+            abort(403)
+        return str(user)
+
+    def hidden() -> dict[str, str]:
+        if csrf_token is not None:
+            return {"csrf_token": csrf_token()}
+        return {CSRF_FIELD: _session_token()}
+
+    @bp.get("/")
+    def index() -> Response:
+        user = current_user()
+        items = [(p, url_for(".show", input_id=p.id)) for p in broker.pending(user)]
+        return _html(render_list(items))
+
+    @bp.get("/pending.json")
+    def pending_json() -> Response:
+        user = current_user()
+        items = [
+            {"id": p.id, "kind": p.kind, "message": p.message, "server_id": p.server_id, "created": p.created, "url": url_for(".show", input_id=p.id)}
+            for p in broker.pending(user)
+        ]
+        response = jsonify(items)
+        response.headers.update(_HEADERS)
+        return response
+
+    @bp.route("/<input_id>", methods=["GET", "POST"])
+    def show(input_id: str) -> BaseResponse:
+        user = current_user()
+        try:
+            pending = broker.get(input_id, user)
+        except InputNotFound:
+            abort(404)
+        action = url_for(".show", input_id=input_id)
+        back = url_for(".index")
+        if request.method == "GET":
+            return _html(render_page(pending, action, hidden(), back=back))
+        if csrf_token is None:
+            sent = request.form.get(CSRF_FIELD, "")
+            expected = session.get(CSRF_FIELD)
+            if not isinstance(expected, str) or not secrets.compare_digest(sent.encode(), expected.encode()):
+                abort(400, description="CSRF token missing or invalid")
+        try:
+            errors = answer_submission(broker, pending, user, request.form)
+        except InputNotFound:
+            abort(404)
+        if errors:
+            values = submitted_values(pending, request.form)
+            return _html(render_page(pending, action, hidden(), values=values, errors=errors, back=back), 400)
+        response = redirect(back, 303)
+        response.headers.update(_HEADERS)
+        return response
+
+    return bp

@@ -1,0 +1,168 @@
+"""The Django app, through Django's test client (with CSRF checks enforced), with real client calls parked by WebHandler."""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any, Iterator
+
+import pytest
+
+django = pytest.importorskip("django")
+
+from django.conf import settings  # noqa: E402
+
+from mcp_input_sync.web import PendingInput, PendingInputBroker, WebHandler  # noqa: E402
+
+from .fakeserver import FakeServer  # noqa: E402
+from .test_web_core import FORM, TOOLS, Background, wait_empty, wait_pending, web_client  # noqa: E402
+
+BROKER = PendingInputBroker()
+
+
+def header_user(request: Any) -> Any:
+    """The test's sign-in: a header (a real host uses request.user, the default)."""
+    return request.headers.get("X-Test-User")
+
+
+if not settings.configured:
+    settings.configure(
+        DEBUG=False,
+        SECRET_KEY="test-secret-key-for-the-web-bridge-tests",
+        ALLOWED_HOSTS=["testserver"],
+        ROOT_URLCONF=__name__,
+        INSTALLED_APPS=["mcp_input_sync.web.django"],
+        MIDDLEWARE=["django.middleware.csrf.CsrfViewMiddleware"],
+        MCP_INPUT_SYNC_BROKER=BROKER,
+        MCP_INPUT_SYNC_USER=header_user,
+        USE_TZ=True,
+    )
+    django.setup()
+
+from django.test import Client as DjangoClient  # noqa: E402
+from django.test.utils import override_settings  # noqa: E402
+from django.urls import include, path  # noqa: E402
+
+from mcp_input_sync.web.django import views  # noqa: E402
+
+urlpatterns = [path("inputs/", include("mcp_input_sync.web.django.urls"))]
+
+pytestmark = pytest.mark.skipif(settings.ROOT_URLCONF != __name__, reason="Django was configured by another test module")
+
+
+def csrf_of(page: str) -> str:
+    match = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page)
+    assert match, "no CSRF field in the form"
+    return match.group(1)
+
+
+def browser(user: str) -> Any:
+    return DjangoClient(enforce_csrf_checks=True, headers={"X-Test-User": user})
+
+
+def park(broker: PendingInputBroker, user: str = "alice") -> PendingInput:
+    pending = PendingInput(id=f"form-{user}", kind="form", params={"message": "m", "requestedSchema": FORM}, user=user, created=time.time())
+    broker.park(pending)
+    return pending
+
+
+@pytest.fixture
+def broker() -> Iterator[PendingInputBroker]:
+    fresh = PendingInputBroker()
+    with override_settings(MCP_INPUT_SYNC_BROKER=fresh):
+        yield fresh
+
+
+@pytest.fixture
+def server() -> Iterator[FakeServer]:
+    fake = FakeServer(tools=TOOLS)
+    yield fake
+    fake.close()
+    assert fake.schema_errors == []
+
+
+def test_full_flow_a_person_answers_a_real_call(broker: PendingInputBroker, server: FakeServer) -> None:
+    web = browser("alice")
+    with web_client(server, WebHandler(broker)) as client:
+        call = Background(lambda: client.call_tool("form", assigns={"user": "alice"}))
+        (pending,) = wait_pending(broker, "alice")
+        listing = web.get("/inputs/")
+        assert listing.status_code == 200 and f'href="/inputs/{pending.id}/"' in listing.text
+        assert web.get("/inputs/pending.json").json()[0]["id"] == pending.id
+        page = web.get(f"/inputs/{pending.id}/")
+        assert page.status_code == 200 and page["Cache-Control"] == "no-store"
+        assert "Tell us &lt;who&gt; you are" in page.text
+        token = csrf_of(page.text)
+        bad = web.post(f"/inputs/{pending.id}/", {"csrfmiddlewaretoken": token, "_action": "accept", "field:name": "Grace", "field:age": "12"})
+        assert bad.status_code == 400 and "is below the minimum 18" in bad.text and "is required" in bad.text
+        good = web.post(
+            f"/inputs/{pending.id}/",
+            {"csrfmiddlewaretoken": token, "_action": "accept", "field:name": "Grace", "field:age": "40", "field:plan": "free", "field:days": ["mon", "tue"]},
+        )
+        assert good.status_code == 303 and good["Location"] == "/inputs/"
+        content = {"name": "Grace", "age": 40, "plan": "free", "agree": False, "days": ["mon", "tue"]}
+        assert call.answer() == {"result": {"action": "accept", "content": content}}
+        assert web.get(f"/inputs/{pending.id}/").status_code == 404
+    wait_empty(broker)
+
+
+def test_django_csrf_protects_the_answer(broker: PendingInputBroker) -> None:
+    pending = park(broker)
+    web = browser("alice")
+    assert web.post(f"/inputs/{pending.id}/", {"_action": "decline"}).status_code == 403  # no CSRF cookie or token
+    token = csrf_of(web.get(f"/inputs/{pending.id}/").text)
+    assert web.post(f"/inputs/{pending.id}/", {"csrfmiddlewaretoken": "x" * 64, "_action": "decline"}).status_code == 403
+    assert broker.pending("alice") == [pending]
+    assert web.post(f"/inputs/{pending.id}/", {"csrfmiddlewaretoken": token, "_action": "decline"}).status_code == 303
+    assert broker.wait(pending.id, 0) == {"action": "decline"}
+
+
+def test_csrf_is_checked_without_the_middleware(broker: PendingInputBroker) -> None:
+    pending = park(broker)
+    with override_settings(MIDDLEWARE=[]):
+        web = browser("alice")
+        assert web.post(f"/inputs/{pending.id}/", {"_action": "decline"}).status_code == 403
+    assert broker.pending("alice") == [pending]
+
+
+def test_only_the_owner_sees_or_answers(broker: PendingInputBroker) -> None:
+    pending = park(broker, "alice")
+    anonymous = DjangoClient(enforce_csrf_checks=True)
+    assert anonymous.get("/inputs/").status_code == 403
+    assert anonymous.get(f"/inputs/{pending.id}/").status_code == 403
+    bob = browser("bob")
+    assert pending.id not in bob.get("/inputs/").text
+    assert bob.get("/inputs/pending.json").json() == []
+    assert bob.get(f"/inputs/{pending.id}/").status_code == 404
+    park(broker, "bob")
+    token = csrf_of(bob.get("/inputs/form-bob/").text)
+    assert bob.post(f"/inputs/{pending.id}/", {"csrfmiddlewaretoken": token, "_action": "decline"}).status_code == 404
+    assert bob.put(f"/inputs/{pending.id}/").status_code in (403, 405)
+    assert broker.pending("alice") == [pending]
+
+
+def test_the_default_user_is_the_authenticated_user() -> None:
+    class User:
+        def __init__(self, pk: int, authenticated: bool) -> None:
+            self.pk = pk
+            self.is_authenticated = authenticated
+
+    class Request:
+        def __init__(self, user: Any) -> None:
+            self.user = user
+
+    assert views.default_user(Request(User(7, True))) == "7"
+    assert views.default_user(Request(User(7, False))) is None
+    assert views.default_user(object()) is None
+
+
+def test_the_broker_setting_may_be_a_dotted_path() -> None:
+    with override_settings(MCP_INPUT_SYNC_BROKER=f"{__name__}.BROKER"):
+        assert views.get_broker() is BROKER
+    with override_settings(MCP_INPUT_SYNC_BROKER=None):
+        from django.core.exceptions import ImproperlyConfigured
+
+        with pytest.raises(ImproperlyConfigured):
+            views.get_broker()
+    with override_settings(MCP_INPUT_SYNC_USER=f"{__name__}.header_user"):
+        assert views.get_user(type("R", (), {"headers": {"X-Test-User": 5}})()) == "5"

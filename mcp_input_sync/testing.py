@@ -31,6 +31,11 @@ Tools declared ``task=True`` answer, in the modern era, with a task
 (``resultType: "task"``) whose input requests are served by ``tasks/get``
 and answered by ``tasks/update``; in the legacy era they run as plain tools.
 
+Outside any tool, :meth:`FakeServer.request` asks the client and waits;
+:meth:`FakeServer.send_request` sends a request with an id you choose
+without waiting, and :meth:`FakeServer.wait_for_answer` waits for the
+client's response to that id.
+
 The server runs on a daemon thread named ``fake-server-<n>`` and each tool
 call on ``fake-server-<n>-tool-<k>``; every wait is bounded (``timeout``,
 default 5 real seconds, so freezegun does not stall it).
@@ -373,7 +378,7 @@ class FakeServer:
         self._waiters: dict[str, "queue.SimpleQueue[Optional[JsonDict]]"] = {}
         self._calls: dict[str, ToolCall] = {}
         self._tasks: dict[str, _Task] = {}
-        self._ids = itertools.count(1)
+        self._ids = itertools.count(1000)
         self._chains = itertools.count(1)
         self._workers = itertools.count(1)
         self._threads: list[threading.Thread] = []
@@ -487,6 +492,51 @@ class FakeServer:
         ``TimeoutError`` when none comes (the modern client never answers).
         """
         return self._ask(method, params, timeout, None)
+
+    def send_request(self, request_id: Any, method: str, params: Optional[JsonDict] = None) -> None:
+        """Send the client a request with the id you choose, outside any tool, without waiting.
+
+        Use it to send many requests at once, or to name the answer you
+        then wait for with :meth:`wait_for_answer`. The request and its
+        answer are recorded in :attr:`exchanges` like any other. Choose ids
+        the fake does not use itself: strings, or integers below 1000 are
+        safe (the fake numbers its own requests from 1000).
+        """
+        message: JsonDict = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        with self._lock:
+            self._exchanges.append(Exchange(method, params, request_id))
+        self.send_raw(message)
+
+    def wait_for_answer(self, request_id: Any, timeout: Optional[float] = None) -> JsonDict:
+        """Wait (bounded, real time) for the client's response to request ``request_id``; return it.
+
+        The whole response message (``result`` or ``error``). ``1`` and
+        ``"1"`` are different ids.
+
+        Raises:
+            TimeoutError: no answer within ``timeout`` (the fake's ``timeout``).
+        """
+        key = _key(request_id)
+        bound = self.timeout if timeout is None else timeout
+
+        def find() -> Optional[JsonDict]:
+            for m in self._received:
+                if "method" not in m and "id" in m and _key(m["id"]) == key:
+                    return m
+            return None
+
+        with self._changed:
+            for _ in range(max(1, int(bound / _STEP))):
+                found = find()
+                if found is not None:
+                    return found
+                self._changed.wait(_STEP)
+            found = find()
+        if found is not None:
+            return found
+        raise TimeoutError(f"the client did not answer request {request_id!r} within {bound:g} s")
 
     def _ask(self, method: str, params: Optional[JsonDict], timeout: Optional[float], call: Optional[ToolCall]) -> JsonDict:
         request_id = next(self._ids)

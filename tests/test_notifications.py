@@ -4,17 +4,38 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
 
 import mcp_input_sync as mis
+from mcp_input_sync.testing import FakeServer
 
-from .fakeserver import FakeServer
 from .harness import Peer
+from .recorder import Recorder
 
 JsonDict = dict[str, Any]
 WAIT = 10.0
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeServer]:
+    """The public kit's legacy fake; what the client sent must match the schema."""
+    server = FakeServer(timeout=WAIT)
+    yield server
+    server.close()
+    assert schema_errors(server) == []
+
+
+def schema_errors(server: FakeServer) -> list[str]:
+    """Validate every message the client sent to ``server`` (its answers against the requests they answer)."""
+    recorder = Recorder()
+    recorder.version = server.negotiated
+    for message in server.sent:
+        recorder.note_inbound(message)
+    for message in server.received:
+        recorder.note_sent(message)
+    return recorder.schema_errors
 
 
 class Collecting(mis.InputHandler):
@@ -72,22 +93,22 @@ def test_set_level_is_sent_when_logs_are_wanted_and_the_server_declares_logging(
     with mis.Client(fake.transport, handler=Collecting(), log_level="warning"):
         pass
     assert fake.log_level == "warning"
-    assert fake.messages("logging/setLevel")[0]["params"] == {"level": "warning"}
+    assert fake.requests_seen("logging/setLevel")[0] == {"level": "warning"}
 
 
 def test_set_level_is_not_sent_when_nobody_wants_logs(fake: FakeServer) -> None:
     with mis.Client(fake.transport, handler=None):
         pass
-    assert fake.messages("logging/setLevel") == []
+    assert fake.requests_seen("logging/setLevel") == []
 
 
 def test_the_first_subscriber_asks_for_logs(fake: FakeServer) -> None:
     with mis.Client(fake.transport) as client:
         sub = client.subscribe(lambda method, params: None)
-        fake.wait_for(lambda m: m.get("method") == "logging/setLevel")
+        fake.wait_for("logging/setLevel")
         sub.unsubscribe()
         sub.unsubscribe()
-    assert len(fake.messages("logging/setLevel")) == 1
+    assert len(fake.requests_seen("logging/setLevel")) == 1
 
 
 def test_notifications_run_on_one_thread_in_arrival_order(fake: FakeServer) -> None:
@@ -138,7 +159,7 @@ def test_beyond_1000_waiting_notifications_new_ones_are_dropped_and_counted(fake
         for _ in range(1100):
             fake.notify("notifications/tools/list_changed", {})
         fake.send_request("sync", "ping")  # handled by the reader after the 1100 notifications
-        fake.wait_for(lambda m: m.get("id") == "sync")
+        fake.wait_for_answer("sync")
         assert client.stats["notifications_dropped"] == 100
         gate.set()
 

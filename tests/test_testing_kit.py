@@ -422,3 +422,20 @@ def test_the_module_is_stdlib_only_and_public() -> None:
     source = open(kit.__file__).read()
     for name in ("requests", "jsonschema", "pytest", "freezegun"):
         assert f"import {name}" not in source
+
+
+def test_requests_with_chosen_ids_and_waiting_for_their_answers() -> None:
+    with FakeServer() as fake:
+        with fake.client(handler=Handler()) as client:
+            client.list_tools()
+            fake.send_request(7, "roots/list")
+            fake.send_request("7", "elicitation/create", {"mode": "form", "message": "m", "requestedSchema": SEAT})
+            fake.send_request("nope", "no/such")
+            assert fake.wait_for_answer("7")["result"]["content"] == {"seat": "12A"}
+            assert fake.wait_for_answer(7)["result"]["roots"][0]["uri"] == "file:///work"  # 7 and "7" stay apart
+            assert fake.wait_for_answer("nope")["error"]["code"] == -32601
+            assert [(e.method, e.key) for e in fake.exchanges] == [("roots/list", 7), ("elicitation/create", "7"), ("no/such", "nope")]
+            fake.assert_answered("roots/list", count=1)
+            fake.assert_refused(-32601, "no/such")
+            with pytest.raises(TimeoutError):
+                fake.wait_for_answer("never", timeout=0.1)

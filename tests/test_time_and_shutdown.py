@@ -14,8 +14,8 @@ from freezegun import freeze_time
 import freezegun.api
 
 import mcp_input_sync as mis
+from mcp_input_sync.testing import FakeServer, ToolCall
 
-from .fakeserver import STANDARD_TOOLS, FakeServer
 from .harness import PEERS_DIR
 from .test_legacy_requests import in_thread
 
@@ -32,6 +32,26 @@ STUBBORN = [sys.executable, str(PEERS_DIR / "stubborn_server.py")]
 ABOUT_A_SECOND = 2.5
 
 
+def with_tools(server: FakeServer) -> FakeServer:
+    """The tools these tests call, on the public kit's fake."""
+
+    @server.tool
+    def echo(call: ToolCall) -> str:
+        return str(call.arguments.get("text", ""))
+
+    @server.tool
+    def slow(call: ToolCall) -> str:
+        call.cancelled.wait(float(call.arguments.get("seconds", 30)))  # real seconds
+        return "slept"
+
+    @server.tool
+    def elicit_form(call: ToolCall) -> str:
+        answer = call.elicit("Please fill the form", {"type": "object", "properties": {}}, timeout=30)
+        return str(answer.get("action"))
+
+    return server
+
+
 class Waiting(mis.InputHandler):
     def __init__(self) -> None:
         self.entered = threading.Event()
@@ -46,7 +66,7 @@ class Waiting(mis.InputHandler):
 
 def test_a_300s_elicitation_timeout_fires_within_a_second_of_tick() -> None:
     with freeze_time("2026-11-29 12:00:00") as frozen:
-        server = FakeServer()
+        server = FakeServer(timeout=WAIT)
         handler = Waiting()
         with mis.Client(server.transport, handler=handler) as client:
             server.send_request(7, "elicitation/create", {"message": "m", "requestedSchema": {"type": "object", "properties": {}}})
@@ -54,7 +74,8 @@ def test_a_300s_elicitation_timeout_fires_within_a_second_of_tick() -> None:
             frozen.tick(299)
             started = real_now()
             frozen.tick(2)
-            (answer,) = server.wait_for(lambda m: m.get("id") == 7, timeout=WAIT)
+            answer = server.wait_for_answer(7)
+            assert [a for a in server.answers if a["id"] == 7] == [answer]  # answered once
             elapsed = real_now() - started
             assert answer["error"]["code"] == -32603
             assert elapsed < ABOUT_A_SECOND
@@ -65,10 +86,10 @@ def test_a_300s_elicitation_timeout_fires_within_a_second_of_tick() -> None:
 
 def test_a_60s_call_timeout_fires_within_a_second_of_tick() -> None:
     with freeze_time("2026-11-29 12:00:00") as frozen:
-        server = FakeServer(tools=STANDARD_TOOLS)
+        server = with_tools(FakeServer(timeout=WAIT))
         with mis.Client(server.transport) as client:
             thread, box = in_thread(client.call_tool, "slow", {"seconds": 30})
-            server.wait_for(lambda m: m.get("method") == "tools/call")
+            server.wait_for("tools/call")
             frozen.tick(59)
             started = real_now()
             frozen.tick(2)
@@ -87,10 +108,11 @@ def test_time_spent_in_a_tied_callback_does_not_count_against_the_call_timeout()
                 frozen.tick(3600)  # the user took an hour; the call's 60 s timeout is paused
                 return {"action": "decline"}
 
-        server = FakeServer(tools=STANDARD_TOOLS)
+        server = with_tools(FakeServer(timeout=WAIT))
         with mis.Client(server.transport, handler=Thinking()) as client:
             result = client.call_tool("elicit_form", timeout=60, max_total_timeout=7200)
             assert not result["isError"]
+            assert result["content"][0]["text"] == "decline"
         server.close()
 
 
@@ -148,7 +170,7 @@ def test_a_process_whose_callback_ignores_cancellation_exits_promptly_after_clos
 
 
 def test_close_joins_every_library_thread() -> None:
-    server = FakeServer(tools=STANDARD_TOOLS)
+    server = with_tools(FakeServer(timeout=WAIT))
     client = mis.Client(server.transport, handler=Waiting())
     assert not [t for t in threading.enumerate() if t.name.startswith("mcp-input-sync-")]  # nothing before open
     client.open()
@@ -172,14 +194,13 @@ class Quick(mis.InputHandler):
 
 
 def answer_codes(server: FakeServer, ids: range) -> list[Any]:
-    answers = server.wait_for(lambda m: "method" not in m and m.get("id") in ids, count=len(ids))
-    by_id = {a["id"]: a for a in answers}
-    return [by_id[i]["error"]["code"] if "error" in by_id[i] else "ok" for i in ids]
+    answers = [server.wait_for_answer(i) for i in ids]
+    return [a["error"]["code"] if "error" in a else "ok" for a in answers]
 
 
 def test_the_input_budget_refills_after_a_tick() -> None:
     with freeze_time("2026-11-29 12:00:00") as frozen:
-        server = FakeServer()
+        server = FakeServer(timeout=WAIT)
         with mis.Client(server.transport, handler=Quick(), max_server_requests=64) as client:
             for i in range(21):
                 server.send_request(i, "elicitation/create", FORM)
@@ -198,14 +219,14 @@ def test_the_input_budget_refills_after_a_tick() -> None:
 
 def test_the_log_rate_limit_refills_after_a_tick() -> None:
     with freeze_time("2026-11-29 12:00:00") as frozen:
-        server = FakeServer()
+        server = FakeServer(timeout=WAIT)
         with mis.Client(server.transport, handler=Quick()) as client:
 
             def burst(n: int, tag: str) -> None:
                 for _ in range(n):
                     server.notify("notifications/message", {"level": "info", "data": "x"})
                 server.send_request(tag, "ping")  # answered after the logs were read
-                server.wait_for(lambda m: m.get("id") == tag)
+                server.wait_for_answer(tag)
 
             burst(120, "a")
             assert (client.stats["logs_dropped"], client.stats["notifications_dropped"]) == (20, 0)
@@ -216,7 +237,7 @@ def test_the_log_rate_limit_refills_after_a_tick() -> None:
 
 
 def test_two_clients_never_share_a_budget() -> None:
-    servers = [FakeServer(), FakeServer()]
+    servers = [FakeServer(timeout=WAIT), FakeServer(timeout=WAIT)]
     clients = [mis.Client(s.transport, handler=Quick(), server_id="same", input_rate_limit=(0.001, 2)).open() for s in servers]
     try:
         for server in servers:

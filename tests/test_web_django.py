@@ -166,3 +166,33 @@ def test_the_broker_setting_may_be_a_dotted_path() -> None:
             views.get_broker()
     with override_settings(MCP_INPUT_SYNC_USER=f"{__name__}.header_user"):
         assert views.get_user(type("R", (), {"headers": {"X-Test-User": 5}})()) == "5"
+
+
+def test_a_deferred_call_ends_on_its_page(broker: PendingInputBroker) -> None:
+    from mcp_input_sync.testing import FakeServer as ModernFake, ToolCall
+
+    fake = ModernFake(era="modern")
+
+    @fake.tool
+    def greet(call: ToolCall) -> str:
+        answer = call.elicit("Your name?", {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]})
+        return f"Hello, {answer['content']['name']}!"
+
+    try:
+        with fake.client(handler=WebHandler(broker)) as client:
+            state = broker.start_call(client, "greet", {}, "alice")
+            alice = browser("alice")
+            listing = alice.get(f"/inputs/calls/{state.id}.json").json()
+            assert listing["status"] == "pending"
+            href = listing["inputs"][0]["url"]
+            assert href == f"/inputs/{state.inputs[0].id}/"
+            assert "Your name?" in alice.get(f"/inputs/calls/{state.id}/").content.decode()
+            form = alice.get(href).content.decode()
+            sent = alice.post(href, {"csrfmiddlewaretoken": csrf_of(form), "_action": "accept", "field:name": "Ada"})
+            assert sent.status_code == 303 and sent["Location"] == f"/inputs/calls/{state.id}/"
+            assert "Hello, Ada!" in alice.get(sent["Location"]).content.decode()
+            assert alice.get(f"/inputs/calls/{state.id}.json").json()["status"] == "complete"
+            assert browser("bob").get(f"/inputs/calls/{state.id}/").status_code == 404
+            assert DjangoClient().get(f"/inputs/calls/{state.id}/").status_code == 403
+    finally:
+        fake.close()

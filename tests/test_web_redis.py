@@ -209,3 +209,101 @@ def test_the_docs_redis_example_compiles() -> None:
     page = (ROOT / "docs" / "web.md").read_text()
     (example,) = [b for b in re.findall(r"```python\n(.*?)```", page, re.S) if "RedisBroker(" in b]
     compile(example, "docs/web.md", "exec")
+
+
+SCRIPTED = [sys.executable, str(ROOT / "tests" / "peers" / "scripted_server.py")]
+ROUND_FORM = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
+
+
+def test_a_deferred_call_started_by_one_worker_is_resumed_by_another(brokers: tuple[RedisBroker, RedisBroker]) -> None:
+    """Modern era: worker A starts the call (no thread waits), B resumes round 1 with its own client, A round 2."""
+    import mcp_input_sync as mis
+
+    broker_a, broker_b = brokers
+    ask = {
+        "requests": {"first": {"method": "elicitation/create", "params": {"mode": "form", "message": "Round one?", "requestedSchema": ROUND_FORM}}},
+        "state": "s1",
+        "then": {"requests": {"second": {"method": "elicitation/create", "params": {"mode": "form", "message": "Round two?", "requestedSchema": ROUND_FORM}}}, "state": "s2"},
+    }
+    client_a = mis.connect_stdio(SCRIPTED, handler=WebHandler(broker_a), protocol="modern", server_id="scripted")
+    client_b = mis.connect_stdio(SCRIPTED, handler=WebHandler(broker_b), protocol="modern", server_id="scripted")
+    resumed: list[str] = []
+    try:
+        for name, client in (("a", client_a), ("b", client_b)):
+            real = client.resume
+
+            def spy(*args: Any, _real: Any = real, _name: str = name, **kwargs: Any) -> Any:
+                resumed.append(_name)
+                return _real(*args, **kwargs)
+
+            client.resume = spy  # type: ignore[method-assign]
+        broker_b.serve(client_b)
+        state = broker_a.start_call(client_a, "ask", ask, "alice")
+        assert (state.status, [p.message for p in state.inputs]) == ("pending", ["Round one?"])
+        seen = broker_b.result(state.id, "alice")  # the other worker sees the call and its input
+        assert [p.id for p in seen.inputs] == [state.inputs[0].id]
+        with pytest.raises(InputNotFound):
+            broker_b.result(state.id, "bob")
+        assert set(broker_b.answer(state.inputs[0].id, "alice", {"action": "accept", "content": {"answer": 3}})) == {"answer"}
+        assert broker_b.answer(state.inputs[0].id, "alice", {"action": "accept", "content": {"answer": "one"}}) == {}
+        assert resumed == ["b"]
+        second = broker_a.result(state.id, "alice")
+        assert (second.status, second.rounds, [p.message for p in second.inputs]) == ("pending", 2, ["Round two?"])
+        assert broker_a.answer(second.inputs[0].id, "alice", {"action": "accept", "content": {"answer": "two"}}) == {}
+        assert resumed == ["b", "a"]
+        done = broker_b.result(state.id, "alice")
+        assert done.status == "complete" and done.result is not None
+        echoed = json.loads(done.result["content"][0]["text"])
+        assert echoed["inputResponses"] == {"second": {"action": "accept", "content": {"answer": "two"}}}
+        assert echoed["requestState"] == "s2"
+        assert len(broker_a) == 0 and broker_a.pending("alice") == []
+    finally:
+        client_a.close()
+        client_b.close()
+
+
+def test_a_round_answered_on_two_workers_at_once_is_resumed_once(brokers: tuple[RedisBroker, RedisBroker]) -> None:
+    import mcp_input_sync as mis
+
+    broker_a, broker_b = brokers
+    form = {"method": "elicitation/create", "params": {"mode": "form", "message": "Q", "requestedSchema": ROUND_FORM}}
+    ask = {"requests": {"x": form, "y": dict(form, params=dict(form["params"], message="R"))}, "state": "s1"}
+    client_a = mis.connect_stdio(SCRIPTED, handler=WebHandler(broker_a), protocol="modern", server_id="scripted")
+    client_b = mis.connect_stdio(SCRIPTED, handler=WebHandler(broker_b), protocol="modern", server_id="scripted")
+    resumed: list[int] = []
+    try:
+        for client in (client_a, client_b):
+            real = client.resume
+
+            def spy(*args: Any, _real: Any = real, **kwargs: Any) -> Any:
+                resumed.append(1)
+                return _real(*args, **kwargs)
+
+            client.resume = spy  # type: ignore[method-assign]
+        broker_b.serve(client_b)
+        state = broker_a.start_call(client_a, "ask", ask, "alice")
+        assert sorted(p.key or "" for p in state.inputs) == ["x", "y"]
+        by_key = {p.key: p.id for p in state.inputs}
+        barrier = threading.Barrier(2)
+        errors: list[Any] = []
+
+        def answer(broker: RedisBroker, key: str) -> None:
+            barrier.wait()
+            errors.append(broker.answer(by_key[key], "alice", {"action": "accept", "content": {"answer": key}}))
+
+        threads = [threading.Thread(target=answer, args=(broker_a, "x")), threading.Thread(target=answer, args=(broker_b, "y"))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        assert errors == [{}, {}]
+        done = broker_a.result(state.id, "alice")
+        assert done.status == "complete" and done.result is not None, done
+        assert json.loads(done.result["content"][0]["text"])["inputResponses"] == {
+            "x": {"action": "accept", "content": {"answer": "x"}},
+            "y": {"action": "accept", "content": {"answer": "y"}},
+        }
+        assert resumed == [1]
+    finally:
+        client_a.close()
+        client_b.close()

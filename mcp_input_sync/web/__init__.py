@@ -7,11 +7,16 @@ owning user answers it through the host's web routes.
 :mod:`mcp_input_sync.web.forms` renders them as HTML and reads submitted
 forms back. :mod:`mcp_input_sync.web.flask` is a Flask blueprint and
 :mod:`mcp_input_sync.web.django` a Django app built on them.
+
+In the 2026-07-28 era, :meth:`PendingInputBroker.start_call` runs a call
+where no thread waits: any process resumes it once the user has answered
+(:class:`CallState` says where it stands).
 """
 
 from __future__ import annotations
 
 from .broker import (
+    CallState,
     ELICITATION_ACTIONS,
     SAMPLING_ACTIONS,
     InputNotFound,
@@ -23,6 +28,7 @@ from .broker import (
 )
 
 __all__ = [
+    "CallState",
     "ELICITATION_ACTIONS",
     "SAMPLING_ACTIONS",
     "InputNotFound",

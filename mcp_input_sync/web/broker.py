@@ -18,10 +18,18 @@ receives it: a person has to open a page, fill a form and submit it. The
 Only the user the call belongs to (``assigns["user"]`` of the call, or of
 the client) may see or answer an input; everyone else gets
 :class:`InputNotFound`, exactly as for an id that does not exist.
+
+In the 2026-07-28 era no thread needs to wait at all:
+:meth:`PendingInputBroker.start_call` defers the call's input
+(``defer_input=True``), parks each input request of the round, and the
+process that takes the round's last answer resumes the call with its own
+client (``client.resume``); :meth:`PendingInputBroker.result` tells where
+the call stands.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import secrets
 import threading
@@ -29,6 +37,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional, Sequence
 
+from .._protocol.checks import Prepared
 from .._protocol.forms import FormSchema, compile_form
 from .._protocol.sampling import result_problem
 from ..errors import InputRefused
@@ -37,6 +46,7 @@ from ..handler import InputContext, InputHandler
 log = logging.getLogger("mcp_input_sync.web")
 
 __all__ = [
+    "CallState",
     "ELICITATION_ACTIONS",
     "SAMPLING_ACTIONS",
     "InputNotFound",
@@ -96,6 +106,10 @@ class PendingInput:
     draft: Optional[str] = None
     #: When the handler stops waiting (``time.time()``), if it has its own timeout.
     expires: Optional[float] = None
+    #: Modern-era deferred call (:meth:`PendingInputBroker.start_call`): the call's id, else None.
+    call_id: Optional[str] = None
+    #: The input request's key in its round (deferred calls only).
+    key: Optional[str] = None
 
     @property
     def message(self) -> str:
@@ -170,6 +184,10 @@ class PendingInputBroker:
         self._lock = threading.Lock()
         self._slots: dict[str, _Slot] = {}
         self._on_park = on_park
+        self._calls: dict[str, JsonDict] = {}
+        self._claims: set[tuple[str, int]] = set()
+        #: Clients of this process that resume deferred calls, by ``server_id``.
+        self._clients: dict[str, Any] = {}
 
     # ------------------------------------------------------------------ handler side
 
@@ -246,6 +264,8 @@ class PendingInputBroker:
                 return errors
             slot.result = result
             slot.event.set()
+        if slot.pending.call_id is not None:
+            self._continue_call(slot.pending.call_id)
         return {}
 
     def check(self, input_id: str, user: Any, data: Mapping[str, Any]) -> dict[str, str]:
@@ -273,6 +293,201 @@ class PendingInputBroker:
         if not secrets.compare_digest(slot.pending.user.encode("utf-8", "surrogatepass"), str(user).encode("utf-8", "surrogatepass")):
             raise InputNotFound(input_id)
         return slot
+
+    # ------------------------------------------------------------------ deferred modern-era calls
+
+    def serve(self, client: Any) -> None:
+        """Let ``client`` resume, in this process, the deferred calls to its server (by ``client.server_id``)."""
+        self._clients[client.server_id] = client
+
+    def start_call(
+        self,
+        client: Any,
+        tool: str,
+        arguments: Optional[Mapping[str, Any]],
+        user: Any,
+        **options: Any,
+    ) -> "CallState":
+        """Call a tool on a 2026-07-28 server without holding a thread while a person answers.
+
+        ``client.call_tool(..., defer_input=True)``: a complete result is
+        stored and returned; a round of input is parked as this call's
+        :class:`PendingInput` s (owned by ``user``). When the user has
+        answered all of them, on any worker, that worker resumes the call with
+        its own client for the server (see :meth:`serve`) and stores the
+        result, or parks the next round. ``options`` go to ``call_tool``
+        (``timeout``, ``max_total_timeout``...).
+
+        Raises:
+            ClientError: as ``call_tool`` (``protocol`` in the legacy era).
+        """
+        if user is None:
+            raise ValueError("a deferred call needs a user to answer its input")
+        self.serve(client)
+        who = str(user)
+        options.setdefault("assigns", {"user": who})
+        outcome = client.call_tool(tool, arguments, defer_input=True, **options)
+        record: JsonDict = {
+            "id": secrets.token_urlsafe(16),
+            "user": who,
+            "server_id": client.server_id,
+            "created": time.time(),
+            "round": 0,
+            "status": "pending",
+            "pending": None,
+            "inputs": {},
+            "result": None,
+            "error": None,
+        }
+        self._advance(client, record, outcome)
+        return self.result(record["id"], who)
+
+    def result(self, call_id: str, user: Any) -> "CallState":
+        """Where deferred call ``call_id`` of ``user`` stands.
+
+        Raises:
+            InputNotFound: no such call, or another user's.
+        """
+        record = self._get_call(call_id) if isinstance(call_id, str) else None
+        if record is None or user is None:
+            raise InputNotFound(call_id)
+        if not secrets.compare_digest(str(record["user"]).encode("utf-8", "surrogatepass"), str(user).encode("utf-8", "surrogatepass")):
+            raise InputNotFound(call_id)
+        inputs = []
+        if record["status"] == "pending":
+            for input_id in record["inputs"].values():
+                try:
+                    inputs.append(self.get(input_id, user))
+                except InputNotFound:
+                    continue
+        return CallState(record["id"], record["status"], record["result"], record["error"], inputs, record["round"])
+
+    def _advance(self, client: Any, record: JsonDict, outcome: Any) -> None:
+        """Store a call's outcome: its result, or its next round parked as pending inputs."""
+        from .._protocol.modern import PendingCall
+
+        if not isinstance(outcome, PendingCall):
+            record.update(status="complete", result=outcome, pending=None, inputs={})
+            self._put_call(record)
+            return
+        prepared: dict[str, Any] = {}
+        auto: JsonDict = {}
+        checks = client._responder.checks if getattr(client, "_responder", None) is not None else None
+        for key, request in outcome.input_requests.items():
+            method = request.get("method")
+            if method == "roots/list":
+                auto[key] = {"roots": []}  # nobody on the web to list roots: none are shared
+                continue
+            step = checks.prepare(method, request.get("params"), in_flight=True) if checks is not None else None
+            if not isinstance(step, Prepared):
+                record.update(status="error", error=f"input request {key!r} was refused by the checks", inputs={})
+                self._put_call(record)
+                return
+            prepared[key] = step
+        record.update(round=record["round"] + 1, pending=outcome.to_json(), inputs={}, auto=auto)
+        now = time.time()
+        parked = []
+        for key, step in prepared.items():
+            kind = "sampling" if step.kind == "sampling" else ("url" if step.mode == "url" else "form")
+            url = step.url
+            pending = PendingInput(
+                id=secrets.token_urlsafe(16),
+                kind=kind,
+                params=step.params,
+                user=record["user"],
+                created=now,
+                server_id=record["server_id"],
+                fields={k: dict(v) for k, v in step.fields.items()} if step.fields is not None else None,
+                url=url.url if url is not None else None,
+                host=url.host if url is not None else None,
+                idn=url.idn if url is not None else None,
+                origin_mismatch=url.origin_mismatch if url is not None else None,
+                call_id=record["id"],
+                key=key,
+            )
+            record["inputs"][key] = pending.id
+            parked.append(pending)
+        self._put_call(record)  # before parking: an answer finds its call
+        for pending in parked:
+            self.park(pending)
+        if not parked:  # only roots: answer at once
+            self._continue_call(record["id"])
+
+    def _continue_call(self, call_id: str) -> None:
+        """After an answer: when every input of the round is answered, resume the call here (once)."""
+        from .._protocol.modern import PendingCall
+        from ..errors import ClientError
+
+        record = self._get_call(call_id)
+        if record is None or record["status"] != "pending" or record["pending"] is None:
+            return
+        answers: JsonDict = dict(record.get("auto") or {})
+        for key, input_id in record["inputs"].items():
+            answer = self._answer_of(input_id)
+            if answer is None:
+                return
+            answers[key] = answer
+        if not self._claim(call_id, record["round"]):
+            return  # another answer (maybe on another worker) resumes it
+        for input_id in record["inputs"].values():
+            self.withdraw(input_id)
+        client = self._clients.get(record["server_id"])
+        if client is None:
+            record.update(status="error", error=f"no client for server {record['server_id']!r} in this process (broker.serve)", inputs={})
+            self._put_call(record)
+            return
+        if any(a.get("action") == "reject" for a in answers.values()):
+            record.update(status="error", error="the user rejected the sampling request", inputs={})
+            self._put_call(record)
+            return
+        try:
+            outcome = client.resume(PendingCall.from_json(record["pending"]), answers, assigns={"user": record["user"]})
+        except ClientError as exc:
+            record.update(status="error", error=str(exc), inputs={})
+            self._put_call(record)
+            return
+        self._advance(client, record, outcome)
+
+    # storage of deferred calls (overridden by the Redis broker)
+
+    def _put_call(self, record: JsonDict) -> None:
+        with self._lock:
+            self._calls[record["id"]] = json.loads(json.dumps(record))
+
+    def _get_call(self, call_id: str) -> Optional[JsonDict]:
+        with self._lock:
+            record = self._calls.get(call_id)
+            return None if record is None else json.loads(json.dumps(record))
+
+    def _claim(self, call_id: str, round_: int) -> bool:
+        with self._lock:
+            if (call_id, round_) in self._claims:
+                return False
+            self._claims.add((call_id, round_))
+            return True
+
+    def _answer_of(self, input_id: str) -> Optional[JsonDict]:
+        with self._lock:
+            slot = self._slots.get(input_id)
+            return slot.result if slot is not None and slot.event.is_set() else None
+
+
+@dataclass
+class CallState:
+    """Where a deferred modern-era call stands (:meth:`PendingInputBroker.result`)."""
+
+    #: The call's id (random, URL-safe).
+    id: str
+    #: ``"pending"`` (waiting for the user), ``"complete"`` or ``"error"``.
+    status: str
+    #: The tool's ``CallToolResult`` once complete.
+    result: Optional[JsonDict]
+    #: Why the call failed (a ``ClientError``'s text, a rejected sampling request...).
+    error: Optional[str]
+    #: The user's unanswered inputs of the current round.
+    inputs: list[PendingInput]
+    #: Rounds of input asked so far.
+    rounds: int = 0
 
 
 def _validate(slot: _Slot, data: Mapping[str, Any]) -> tuple[dict[str, str], JsonDict]:

@@ -17,8 +17,13 @@ Routes (relative to the blueprint's prefix):
 - ``GET /``: the current user's pending inputs (HTML); ``GET /pending.json``
   the same as JSON;
 - ``GET /<id>``: one input as an HTML form;
-- ``POST /<id>``: the answer. On success: 303 to the list; on errors: 400
-  with the form shown again and the errors per field.
+- ``POST /<id>``: the answer. On success: 303 to the list (an input of a
+  deferred call: to the call's page); on errors: 400 with the form shown
+  again and the errors per field;
+- ``GET /calls/<call_id>``: a deferred modern-era call
+  (:meth:`~mcp_input_sync.web.PendingInputBroker.start_call`): its result,
+  its error or its next inputs; ``GET /calls/<call_id>.json`` the same as
+  JSON.
 
 ``user_loader()`` returns the signed-in user's id (compared with
 ``str(assigns["user"])``), or None: then every route answers 403. An input
@@ -41,7 +46,7 @@ from flask import Blueprint, Response, abort, jsonify, redirect, request, sessio
 from werkzeug.wrappers import Response as BaseResponse
 
 from .broker import InputNotFound, PendingInputBroker
-from .forms import answer_submission, render_list, render_page, submitted_values
+from .forms import answer_submission, call_json, render_call, render_list, render_page, submitted_values
 
 __all__ = ["CSRF_FIELD", "blueprint"]
 
@@ -83,7 +88,7 @@ def blueprint(
         broker: the broker the :class:`~mcp_input_sync.web.WebHandler` parks inputs in.
         user_loader: returns the signed-in user's id, or None.
         name: the blueprint's name (for ``url_for``: ``"<name>.index"``,
-            ``"<name>.show"``).
+            ``"<name>.show"``, ``"<name>.call"``, ``"<name>.call_json"``).
         csrf_token: the host's CSRF token function (Flask-WTF's
             ``generate_csrf``); None uses the blueprint's own token.
     """
@@ -140,8 +145,30 @@ def blueprint(
         if errors:
             values = submitted_values(pending, request.form)
             return _html(render_page(pending, action, hidden(), values=values, errors=errors, back=back), 400)
+        if pending.call_id is not None:
+            back = url_for(".call", call_id=pending.call_id)
         response = redirect(back, 303)
         response.headers.update(_HEADERS)
         return response
+
+    def call_state(call_id: str) -> Any:
+        user = current_user()
+        try:
+            state = broker.result(call_id, user)
+        except InputNotFound:
+            abort(404)
+        return state, [(p, url_for(".show", input_id=p.id)) for p in state.inputs]
+
+    @bp.get("/calls/<call_id>.json")
+    def call_json_view(call_id: str) -> Response:
+        state, items = call_state(call_id)
+        response = jsonify(call_json(state, items))
+        response.headers.update(_HEADERS)
+        return response
+
+    @bp.get("/calls/<call_id>")
+    def call(call_id: str) -> Response:
+        state, items = call_state(call_id)
+        return _html(render_call(state, items))
 
     return bp

@@ -35,7 +35,7 @@ import math
 from typing import Any, Iterable, Mapping, Optional, Protocol, Sequence
 
 from .. import reflect
-from .broker import NON_FIELD, PendingInput, PendingInputBroker
+from .broker import NON_FIELD, CallState, PendingInput, PendingInputBroker
 
 __all__ = [
     "FIELD_PREFIX",
@@ -371,6 +371,33 @@ def render_list(items: Sequence[tuple[PendingInput, str]]) -> str:
             f'<small>from {esc(pending.server_id, 256)}, {when}</small></li>'
         )
     return _page("Pending requests", f'<h1>Pending requests</h1><ul class="mis-pending">{"".join(rows)}</ul>')
+
+
+def render_call(state: CallState, items: Sequence[tuple[PendingInput, str]]) -> str:
+    """A whole HTML page on a deferred call: its result, its error, or its inputs still to answer (``(pending, URL)``)."""
+    if state.status == "complete":
+        result = state.result or {}
+        text = _block_text(result.get("content"))
+        failed = ' <strong class="mis-error">(the tool reported an error)</strong>' if result.get("isError") is True else ""
+        return _page("Done", f'<h1>Done</h1>{failed}<div class="mis-result">{text}</div>')
+    if state.status == "error":
+        return _page("The call failed", f'<h1>The call failed</h1><p class="mis-error">{esc(state.error or "")}</p>')
+    rows = "".join(
+        f'<li><a href="{html.escape(href, quote=True)}">{esc(p.message, 200) if p.kind != "sampling" else "Approve a prompt"}</a></li>' for p, href in items
+    )
+    return _page("More information needed", f'<h1>More information needed</h1><ul class="mis-pending">{rows}</ul>')
+
+
+def call_json(state: CallState, items: Sequence[tuple[PendingInput, str]]) -> JsonDict:
+    """A deferred call as JSON: ``id``, ``status``, ``result``, ``error``, ``rounds`` and ``inputs`` (id, kind, message, url)."""
+    return {
+        "id": state.id,
+        "status": state.status,
+        "result": state.result,
+        "error": state.error,
+        "rounds": state.rounds,
+        "inputs": [{"id": p.id, "kind": p.kind, "message": p.message, "url": href} for p, href in items],
+    }
 
 
 # ---------------------------------------------------------------------------- parsing

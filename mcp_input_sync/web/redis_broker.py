@@ -12,7 +12,8 @@ call parks the input (:class:`~mcp_input_sync.web.WebHandler` as usual) and
 waits on it with ``BLPOP``; whichever process serves the user's POST checks
 the answer (the schema travels with the input) and pushes it. Keys
 (``<prefix>:input:<id>``, ``:user:<user>``, ``:done:<id>``,
-``:answer:<id>``) expire after ``ttl`` seconds, so a process that dies
+``:answer:<id>``, and for deferred modern-era calls ``:call:<id>`` and
+``:claim:<id>:<round>``) expire after ``ttl`` seconds, so a process that dies
 leaves nothing behind for long. The client object is redis-py's
 ``redis.Redis`` (or anything with the same methods); this module does not
 import redis itself.
@@ -155,7 +156,34 @@ class RedisBroker(PendingInputBroker):
         self.redis.rpush(self._key("answer", input_id), json.dumps(result))
         self.redis.expire(self._key("answer", input_id), self.ttl)
         self.redis.zrem(self._key("user", slot.pending.user), input_id)
+        if slot.pending.call_id is not None:
+            self._continue_call(slot.pending.call_id)
         return {}
+
+    # ------------------------------------------------------------------ deferred modern-era calls
+
+    def _put_call(self, record: JsonDict) -> None:
+        self.redis.set(self._key("call", record["id"]), json.dumps(record), ex=self.ttl)
+
+    def _get_call(self, call_id: str) -> Optional[JsonDict]:
+        raw = self.redis.get(self._key("call", call_id))
+        if raw is None:
+            return None
+        record: JsonDict = json.loads(raw)
+        return record
+
+    def _claim(self, call_id: str, round_: int) -> bool:
+        return bool(self.redis.set(self._key("claim", f"{call_id}:{round_}"), "1", nx=True, ex=self.ttl))
+
+    def _answer_of(self, input_id: str) -> Optional[JsonDict]:
+        done = self.redis.get(self._key("done", input_id))
+        if done not in (b"answered", "answered"):
+            return None
+        raw = self.redis.lindex(self._key("answer", input_id), 0)
+        if raw is None:
+            return None
+        answer: JsonDict = json.loads(raw)
+        return answer
 
     def __len__(self) -> int:
         """Inputs parked and not yet withdrawn (a scan: for tests and monitoring)."""

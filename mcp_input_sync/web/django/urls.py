@@ -13,5 +13,7 @@ app_name = "mcp_input"
 urlpatterns: list[Any] = [
     path("", views.index, name="index"),
     path("pending.json", views.pending_json, name="pending_json"),
+    path("calls/<str:call_id>.json", views.call_state_json, name="call_json"),
+    path("calls/<str:call_id>/", views.call, name="call"),
     path("<str:input_id>/", views.show, name="show"),
 ]

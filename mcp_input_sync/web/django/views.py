@@ -30,9 +30,9 @@ from django.utils.module_loading import import_string  # type: ignore[import-unt
 from django.views.decorators.csrf import csrf_protect  # type: ignore[import-untyped, import-not-found, unused-ignore]
 
 from ..broker import InputNotFound, PendingInputBroker
-from ..forms import answer_submission, render_list, render_page, submitted_values
+from ..forms import answer_submission, call_json, render_call, render_list, render_page, submitted_values
 
-__all__ = ["index", "pending_json", "show"]
+__all__ = ["call", "call_state_json", "index", "pending_json", "show"]
 
 #: Django's CSRF form field.
 CSRF_FIELD = "csrfmiddlewaretoken"
@@ -130,9 +130,40 @@ def _show(request: Any, input_id: str) -> Any:
     if errors:
         values = submitted_values(pending, request.POST)
         return _html(render_page(pending, action, hidden, values=values, errors=errors, back=back), 400)
+    if pending.call_id is not None:
+        back = reverse("mcp_input:call", args=[pending.call_id])
     response = _headers(HttpResponseRedirect(back))
     response.status_code = 303
     return response
+
+
+def _call_state(request: Any, call_id: str) -> Any:
+    if request.method not in ("GET", "HEAD"):
+        return HttpResponseNotAllowed(["GET", "HEAD"])
+    user = get_user(request)
+    if user is None:
+        return HttpResponseForbidden()
+    try:
+        state = get_broker().result(call_id, user)
+    except InputNotFound:
+        raise Http404("no such call") from None
+    return state, [(p, reverse("mcp_input:show", args=[p.id])) for p in state.inputs]
+
+
+def call(request: Any, call_id: str) -> Any:
+    """GET: a deferred call's result, error or next inputs (HTML)."""
+    found = _call_state(request, call_id)
+    if not isinstance(found, tuple):
+        return found
+    return _html(render_call(*found))
+
+
+def call_state_json(request: Any, call_id: str) -> Any:
+    """GET: the same as JSON (id, status, result, error, rounds, inputs)."""
+    found = _call_state(request, call_id)
+    if not isinstance(found, tuple):
+        return found
+    return _headers(JsonResponse(call_json(*found)))
 
 
 #: GET: one pending input as a form; POST: its answer (Django's CSRF check first).

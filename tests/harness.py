@@ -43,8 +43,9 @@ class RecordingStdio(StdioTransport):
         super().start(tap, on_close)
 
     def send(self, data: bytes) -> None:
-        super().send(data)
+        # record first: once written, the server may answer and the test move on
         self.recorder.on_sent(data)
+        super().send(data)
 
 
 class Peer:

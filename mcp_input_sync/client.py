@@ -937,6 +937,9 @@ class Client:
         except ClientError:
             self._calls.forget(call)
             raise
+        except KeyboardInterrupt:  # Ctrl-C while writing: the request may be out, so cancel it
+            self._abandon(call, "interrupted")
+            raise
         return call
 
     def _await(self, call: Call, cancel: Optional[threading.Event] = None) -> JsonDict:

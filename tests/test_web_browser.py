@@ -25,9 +25,10 @@ if CHROMIUM is None or CHROMEDRIVER is None:
     pytest.skip("chromium and chromedriver are not installed", allow_module_level=True)
 
 from selenium import webdriver  # noqa: E402
+from selenium.common.exceptions import StaleElementReferenceException  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
-from selenium.webdriver.support.ui import Select  # noqa: E402
+from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 from werkzeug.serving import make_server  # noqa: E402
 
 from mcp_input_sync.web import PendingInputBroker, WebHandler  # noqa: E402
@@ -67,6 +68,7 @@ def browser() -> Iterator[Any]:
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1000,1800"):
         options.add_argument(arg)
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+    driver.implicitly_wait(10)  # find_element waits for the page a click loads
     driver.set_page_load_timeout(30)
     try:
         yield driver
@@ -137,7 +139,8 @@ def test_a_person_answers_in_chromium(site: tuple[str, PendingInputBroker], brow
         field(browser, "code").send_keys("ABC")
         field(browser, "pin").send_keys("4321")
         browser.find_element(By.CSS_SELECTOR, 'button[value="accept"]').click()
-        assert "Nothing is waiting" in browser.find_element(By.TAG_NAME, "main").text
+        # the click loads a new page whose <main> replaces the old one: wait for its text (bounded)
+        WebDriverWait(browser, 10, ignored_exceptions=(StaleElementReferenceException,)).until(lambda d: "Nothing is waiting" in d.find_element(By.TAG_NAME, "main").text)
         content = {
             "name": "Grace", "age": 40, "plan": "pro", "agree": True, "size": "m", "tags": ["a", "c"], "days": ["tue"],
             "code": "ABC", "pin": "4321",
@@ -154,5 +157,6 @@ def test_decline_skips_the_browser_checks(site: tuple[str, PendingInputBroker], 
         browser.get(f"{base}/login/bob")
         browser.get(f"{base}/inputs/{pending.id}")
         browser.find_element(By.CSS_SELECTOR, 'button[value="decline"]').click()
-        assert "Nothing is waiting" in browser.find_element(By.TAG_NAME, "main").text
+        # the click loads a new page whose <main> replaces the old one: wait for its text (bounded)
+        WebDriverWait(browser, 10, ignored_exceptions=(StaleElementReferenceException,)).until(lambda d: "Nothing is waiting" in d.find_element(By.TAG_NAME, "main").text)
         assert call.answer() == {"result": {"action": "decline"}}

@@ -66,13 +66,21 @@ def _target_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds to wait on the server (default 60)")
 
 
-def _connect(args: argparse.Namespace, server: list[str], handler: Any) -> Any:
+def _connect(args: argparse.Namespace, server: list[str], handler: Any, parser: argparse.ArgumentParser) -> Any:
+    """An open client for the target, or the exit code when it cannot be had."""
     from .client import connect_http, connect_stdio
+    from .errors import ClientError
 
     options: dict[str, Any] = {"handler": handler, "name": "mcp-input-sync", "protocol": args.protocol, "timeout": args.timeout}
-    if args.url is not None:
-        return connect_http(args.url, **options)
-    return connect_stdio(server, **options)
+    try:
+        if args.url is not None:
+            return connect_http(args.url, **options)
+        return connect_stdio(server, **options)
+    except (TypeError, ValueError) as exc:
+        return _usage(parser, str(exc))
+    except ClientError as exc:
+        print(f"mcp-input-sync: cannot connect: {exc}", file=sys.stderr)
+        return EXIT_CONNECTION
 
 
 def _read_answers(path: str) -> dict[str, Any]:
@@ -123,13 +131,9 @@ def _call(args: argparse.Namespace, server: list[str], parser: argparse.Argument
         except ValueError as exc:
             return _usage(parser, str(exc))
     handler = TerminalHandler(stdout=sys.stderr, assume_yes=args.yes, answers=answers)
-    try:
-        client = _connect(args, server, handler)
-    except (TypeError, ValueError) as exc:
-        return _usage(parser, str(exc))
-    except ClientError as exc:
-        print(f"mcp-input-sync: cannot connect: {exc}", file=sys.stderr)
-        return EXIT_CONNECTION
+    client = _connect(args, server, handler, parser)
+    if isinstance(client, int):
+        return client
     try:
         with client:
             try:
@@ -178,13 +182,9 @@ def _describe(item: dict[str, Any], key: str) -> str:
 def _list(args: argparse.Namespace, server: list[str], parser: argparse.ArgumentParser) -> int:
     from .errors import ClientError
 
-    try:
-        client = _connect(args, server, None)
-    except (TypeError, ValueError) as exc:
-        return _usage(parser, str(exc))
-    except ClientError as exc:
-        print(f"mcp-input-sync: cannot connect: {exc}", file=sys.stderr)
-        return EXIT_CONNECTION
+    client = _connect(args, server, None, parser)
+    if isinstance(client, int):
+        return client
     try:
         with client:
             offered = isinstance((client.server_capabilities or {}).get(args.command), dict)

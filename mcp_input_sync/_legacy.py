@@ -130,10 +130,16 @@ class LegacyResponder:
     def invalid(self, message: JsonDict) -> None:
         """A message that is neither a request, a notification nor a response."""
         log.warning("mcp_input_sync: server %s sent an invalid JSON-RPC message; ignored", self.server_id)
+        self.stats.add("malformed")
         request_id = message.get("id")
         if type(request_id) is int or type(request_id) is str:
-            if "result" not in message and "error" not in message and self._is_open(request_id) is False:
-                self._send_message(jsonrpc.error(request_id, jsonrpc.INVALID_REQUEST, "invalid request"))
+            if "result" not in message and "error" not in message:
+                self.reject(request_id, jsonrpc.INVALID_REQUEST, "invalid request")
+
+    def reject(self, request_id: RequestId, code: int, message: str) -> None:
+        """Answer a request the client could not read, unless its id is already taken by an open one."""
+        if not self._is_open(request_id):
+            self._send_message(jsonrpc.error(request_id, code, message))
 
     def _is_open(self, request_id: RequestId) -> bool:
         with self.stats.lock:

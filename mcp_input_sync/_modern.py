@@ -22,6 +22,7 @@ from ._protocol import jsonrpc, modern
 from ._protocol.calls import CallClock
 from ._protocol.checks import Prepared, Refusal
 from ._protocol.jsonrpc import JsonDict
+from ._protocol.limits import round_size
 from ._protocol.modern import PendingCall
 from ._protocol.versions import INPUT_METHODS, ProtocolViolation
 from ._runtime import start_thread
@@ -149,6 +150,14 @@ class ModernCalls:
         client = self.client
         responder = client._responder
         assert responder is not None
+        limits = client._opts.limits
+        if len(requests) > limits["round_requests"]:
+            client._stats.add("malformed")
+            raise ClientError("protocol", f"the server asked for {len(requests)} inputs in one round, over limits['round_requests']={limits['round_requests']}", check="limit")
+        size = round_size(requests)
+        if size > limits["round_bytes"]:
+            client._stats.add("malformed")
+            raise ClientError("protocol", f"one round's input requests take {size} bytes, over limits['round_bytes']={limits['round_bytes']}", check="limit")
         checks = responder.checks
         kinds: list[str] = []
         for key, request in requests.items():

@@ -46,6 +46,7 @@ from ._protocol.calls import MAX_TOTAL, CallClock
 from ._protocol.checks import CheckConfig, InputChecks, Prepared, Refusal
 from ._protocol.headers import tool_header_map
 from ._protocol.jsonrpc import JsonDict
+from ._protocol.limits import LimitExceeded, may_be_too_deep, salvage, too_deep
 from ._protocol.modern import PendingCall
 from ._runtime import RealBudget
 from ._runtime.notify import NotificationPump
@@ -56,7 +57,7 @@ from ._version import __version__
 from .errors import ClientError
 from .handler import CancelToken, InputHandler, overrides
 from .options import Options, seconds
-from .transports.base import Transport, TransportClosed
+from .transports.base import Oversized, Transport, TransportClosed
 
 log = logging.getLogger("mcp_input_sync")
 
@@ -119,6 +120,10 @@ class Client:
         set_server_id = getattr(transport, "set_server_id", None)
         if set_server_id is not None:
             set_server_id(self.server_id)
+        set_limits = getattr(transport, "set_limits", None)
+        if set_limits is not None:
+            set_limits(opts.limits)
+        self._depth_limit = opts.limits["json_depth"]
         self._state = ClientState.UNOPENED
         self._state_lock = threading.RLock()
         self._closed = threading.Event()
@@ -1109,10 +1114,36 @@ class Client:
         logged, and a legacy request it concerned is answered -32603.
         """
         try:
+            if type(line) is Oversized:
+                self._malformed(line, f"a message of {line.size} bytes or more, over limits['message_bytes']", "limit")
+                return
             self._dispatch(line, stream)
         except Exception:
             log.exception("mcp_input_sync: a message from server %s could not be handled", self.server_id)
             self._answer_failed_line(line)
+
+    def _malformed(self, line: Union[bytes, str], why: str, check: str) -> None:
+        """A message that cannot be processed: log, count, and answer what can be answered.
+
+        A legacy request whose id can be read gets -32700 (bad JSON) or
+        -32600 (over a limit, or not a JSON-RPC message); a response whose id
+        names a call of ours fails that call; the modern era writes nothing.
+        """
+        self._stats.add("malformed")
+        log.warning("mcp_input_sync: server %s sent %s; ignored", self.server_id, why)
+        found = salvage(line)
+        if not found.found:
+            return
+        if found.is_request:
+            responder = self._responder
+            if self.era == v.LEGACY and responder is not None:
+                code = jsonrpc.PARSE_ERROR if check == "malformed" else jsonrpc.INVALID_REQUEST
+                responder.reject(found.id, code, "parse error" if check == "malformed" else "request over the client's limits")
+            return
+        call = self._calls.pop(found.id)
+        if call is not None:
+            call.failure = ClientError("protocol", f"the response to {call.method} could not be read: {why}", check=check)
+            call.done.set()
 
     def _answer_failed_line(self, line: bytes) -> None:
         try:
@@ -1135,13 +1166,18 @@ class Client:
     def _dispatch(self, line: bytes, stream: Any) -> None:
         try:
             message = jsonrpc.decode(line)
-        except ValueError:
-            log.warning("mcp_input_sync: server %s sent a line that is not JSON; ignored", self.server_id)
+        except ValueError as exc:
+            self._malformed(line, f"a message that is not JSON ({exc})", "malformed")
             return
         responder = self._responder
         assert responder is not None
         if type(message) is not dict:
+            self._stats.add("malformed")
             log.warning("mcp_input_sync: server %s sent a message that is not an object; ignored", self.server_id)
+            return
+        depth = self._depth_limit
+        if may_be_too_deep(line, depth) and too_deep(message, depth):
+            self._malformed(line, f"a message nested deeper than limits['json_depth']={depth}", "limit")
             return
         method = message.get("method")
         if method is not None:
@@ -1175,10 +1211,16 @@ class Client:
             responder.invalid(message)
 
     def _on_lost(self, request_id: Any, error: BaseException) -> None:
-        """A transport says a request's response can no longer come (its stream broke)."""
+        """A transport says a request's response can no longer come (its stream broke, or broke a limit)."""
+        if isinstance(error, LimitExceeded):
+            self._stats.add("malformed")
+            log.warning("mcp_input_sync: server %s: %s", self.server_id, error)
         call = self._calls.pop(request_id)
         if call is not None:
-            call.failure = ClientError("transport", f"{call.method} failed: {error}")
+            if isinstance(error, LimitExceeded):
+                call.failure = ClientError("protocol", f"{call.method} failed: {error}", check="limit")
+            else:
+                call.failure = ClientError("transport", f"{call.method} failed: {error}")
             call.done.set()
 
     def _listen_ended(self, request_id: Any) -> None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping, Optional
 
+from ._protocol.limits import DEFAULT_LIMITS
 from .handler import InputHandler
 from .reflect import LEVELS
 
@@ -49,6 +50,7 @@ _NAMES = frozenset(
         "max_rounds",
         "log_level",
         "tasks",
+        "limits",
     }
 )
 
@@ -113,6 +115,7 @@ class Options:
     max_rounds: int = 10
     log_level: str = "info"
     tasks: bool = False
+    limits: Mapping[str, int] = field(default_factory=lambda: DEFAULT_LIMITS)
 
     @classmethod
     def parse(cls, options: Mapping[str, Any]) -> "Options":
@@ -174,6 +177,11 @@ class Options:
             raise ValueError(f"log_level must be one of {LOG_LEVELS}")
         if "tasks" in o and not isinstance(o["tasks"], bool):
             raise TypeError("tasks must be a bool")
+        if "limits" in o:
+            lim = _keys("limits", o["limits"], DEFAULT_LIMITS)
+            for key, value in lim.items():
+                _int(f"limits[{key!r}]", value, 1)
+            o["limits"] = MappingProxyType(lim)
         if "assigns" in o:
             o["assigns"] = MappingProxyType(dict(o["assigns"]))
         return cls(**o)

@@ -13,6 +13,16 @@ OnMessage = Callable[..., None]
 OnClose = Callable[[Optional[BaseException]], None]
 
 
+class Oversized(bytes):
+    """Handed to ``on_message`` instead of a message longer than the limit.
+
+    It holds the message's first bytes (enough to find its id) and ``size``,
+    how many bytes the message had at least; the rest was read and dropped.
+    """
+
+    size: int = 0
+
+
 class TransportClosed(ConnectionError):
     """The transport cannot send: it is closed or broken."""
 

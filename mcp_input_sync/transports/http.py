@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 from urllib.parse import urlsplit
 
 from .._protocol.headers import argument_at
-from .._protocol.sse import SSEDecoder
+from .._protocol.limits import DEFAULT_LIMITS, LimitExceeded
+from .._protocol.sse import SSEDecoder, SSEEventTooLarge, SSELimitError
 from .._runtime import RealBudget, start_thread
 from .base import OnClose, OnMessage, TransportClosed
 
@@ -162,6 +163,14 @@ class HttpTransport:
         self._reinit_ids = itertools.count(1)
         #: Modern: per tool, argument path -> header name (from ``x-mcp-header``).
         self.tool_headers: dict[str, dict[tuple[str, ...], str]] = {}
+        #: Largest JSON body or SSE event data, and longest SSE line, in bytes.
+        self.max_message = DEFAULT_LIMITS["message_bytes"]
+        self.max_sse_line = DEFAULT_LIMITS["sse_line_bytes"]
+
+    def set_limits(self, limits: Mapping[str, int]) -> None:
+        """Take the client's ``limits`` option."""
+        self.max_message = limits["message_bytes"]
+        self.max_sse_line = limits["sse_line_bytes"]
 
     # ------------------------------------------------------------------ contract
 
@@ -294,7 +303,12 @@ class HttpTransport:
             self._read_stream(response, request_id)
             return
         try:
-            body = response.content
+            body = self._read_body(response)
+        except LimitExceeded as exc:
+            lost = self.on_lost
+            if lost is not None:
+                lost(request_id, exc)
+            return
         except Exception as exc:  # noqa: BLE001 - requests raises several kinds here
             raise TransportClosed(f"HTTP body could not be read: {exc}") from exc
         finally:
@@ -313,6 +327,25 @@ class HttpTransport:
             # a 4xx without a JSON-RPC body, or a body that is not one: an error for that request
             error = {"code": -32600, "message": f"HTTP {response.status_code} without a JSON-RPC answer", "data": {"status": response.status_code}}
             self._deliver(json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}).encode(), request_id)
+
+    def _read_body(self, response: "requests.Response") -> bytes:
+        """The whole body, but never more than ``max_message`` bytes of it.
+
+        Raises:
+            LimitExceeded: the body (or its declared Content-Length) is larger.
+        """
+        limit = self.max_message
+        declared = response.headers.get("Content-Length", "")
+        if declared.isdigit() and int(declared) > limit:
+            raise LimitExceeded("message_bytes", f"an HTTP body of {declared} bytes is over limits['message_bytes']={limit}")
+        parts: list[bytes] = []
+        size = 0
+        for chunk in response.iter_content(chunk_size=65536):
+            size += len(chunk)
+            if size > limit:
+                raise LimitExceeded("message_bytes", f"an HTTP body is over limits['message_bytes']={limit}")
+            parts.append(chunk)
+        return b"".join(parts)
 
     def _note_answer(self, answer: Mapping[str, Any], message: Any) -> None:
         """Learn the negotiated version from the initialize result."""
@@ -341,22 +374,34 @@ class HttpTransport:
             stream.thread = start_thread("sse", lambda: self._pump(stream, key, resumed))
 
     def _pump(self, stream: _Stream, key: int, resumed: int) -> None:
-        decoder = SSEDecoder(emit_empty=False)
+        decoder = SSEDecoder(emit_empty=False, max_line=self.max_sse_line, max_event=self.max_message)
         answered = False
         error: Optional[BaseException] = None
+
+        def deliver(events: Any) -> bool:
+            done = False
+            for event in events:
+                if event.event != "message" or not event.data:
+                    continue
+                data = event.data.encode("utf-8")
+                try:
+                    message = json.loads(data)
+                except ValueError:
+                    message = None
+                if isinstance(message, dict) and "method" not in message and message.get("id") == stream.request_id and stream.request_id is not None:
+                    done = True
+                self._deliver(data, stream.request_id)
+            return done
+
         try:
             for chunk in stream.response.iter_content(chunk_size=None):
-                for event in decoder.feed(chunk):
-                    if event.event != "message" or not event.data:
-                        continue
-                    data = event.data.encode("utf-8")
-                    try:
-                        message = json.loads(data)
-                    except ValueError:
-                        message = None
-                    if isinstance(message, dict) and "method" not in message and message.get("id") == stream.request_id and stream.request_id is not None:
-                        answered = True
-                    self._deliver(data, stream.request_id)
+                if deliver(decoder.feed(chunk)):
+                    answered = True
+        except SSELimitError as exc:
+            answered = deliver(exc.events) or answered
+            limit = "message_bytes" if isinstance(exc, SSEEventTooLarge) else "sse_line_bytes"
+            error = LimitExceeded(limit, f"{exc} (limits[{limit!r}])")
+            log.warning("mcp_input_sync: an event stream from %s broke a limit and was closed: %s", self.origin, error)
         except Exception as exc:  # noqa: BLE001 - a broken stream may raise anything from requests
             error = exc
         finally:
@@ -372,7 +417,7 @@ class HttpTransport:
             return  # the GET stream ended; untied messages simply stop
         # The stream ended before the response: resume (2025-11-25) or give the request up.
         last_id = decoder.last_event_id
-        if last_id and resumed < 3 and self.protocol_version != MODERN_VERSION:
+        if last_id and resumed < 3 and not isinstance(error, LimitExceeded) and self.protocol_version != MODERN_VERSION:
             pause = (decoder.retry if decoder.retry is not None else 1000) / 1000.0
             if self._closed_event.wait(min(pause, 10.0)):
                 return  # close() while waiting to reconnect

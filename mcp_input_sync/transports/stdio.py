@@ -14,11 +14,12 @@ import os
 import select
 import subprocess
 import threading
-from typing import IO, Mapping, Optional, Sequence
+from typing import IO, Callable, Mapping, Optional, Sequence
 
 from .. import reflect
+from .._protocol.limits import DEFAULT_LIMITS, SALVAGE_BYTES
 from .._runtime import RealBudget, start_thread
-from .base import OnClose, OnMessage, TransportClosed
+from .base import OnClose, OnMessage, Oversized, TransportClosed
 
 log = logging.getLogger("mcp_input_sync")
 
@@ -49,11 +50,17 @@ class StdioTransport:
         self._stdin_fd: Optional[int] = None
         #: Real seconds one message may take to write before the server is given up on.
         self.write_timeout = 10.0
+        #: Longest line (newline excluded) read from the server; longer ones are dropped.
+        self.max_message = DEFAULT_LIMITS["message_bytes"]
         self._stderr_log = logging.getLogger(f"mcp_input_sync.server.{self.default_server_id}")
 
     def set_server_id(self, server_id: str) -> None:
         """Name the logger that receives the server's stderr."""
         self._stderr_log = logging.getLogger(f"mcp_input_sync.server.{server_id}")
+
+    def set_limits(self, limits: Mapping[str, int]) -> None:
+        """Take the client's ``limits`` option (``message_bytes`` bounds one line)."""
+        self.max_message = limits["message_bytes"]
 
     def restart(self, timeout: float) -> None:
         """Stop the server process (bounded by ``timeout``) and start a fresh one.
@@ -97,15 +104,19 @@ class StdioTransport:
         stderr = proc.stderr
         assert stdout is not None and stderr is not None
 
+        cap = self.max_message + 1
+
         def read_stdout() -> None:
             error: Optional[BaseException] = None
             try:
                 readline = stdout.readline
                 while True:
-                    line = readline()
+                    line = readline(cap)
                     if not line:
                         break
-                    if line.strip():
+                    if len(line) == cap and line[-1] != 0x0A:
+                        on_message(_drop_rest(line, readline))
+                    elif line.strip():
                         on_message(line)
             except (OSError, ValueError) as exc:  # ValueError: read on a closed file
                 error = exc
@@ -211,3 +222,16 @@ class StdioTransport:
                     stream.close()
                 except OSError:
                     pass
+
+
+def _drop_rest(head: bytes, readline: Callable[[int], bytes]) -> Oversized:
+    """Read and drop the rest of a line that is over the limit; keep its first bytes."""
+    size = len(head)
+    while True:
+        more = readline(65536)
+        size += len(more)
+        if not more or more[-1] == 0x0A:
+            break
+    big = Oversized(head[:SALVAGE_BYTES])
+    big.size = size
+    return big

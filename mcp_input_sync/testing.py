@@ -27,6 +27,11 @@ The same tool code runs in both eras:
   collected (deterministic replay), so each ``call.elicit`` returns its
   answer in order. Logs and progress already sent are not sent again.
 
+Resources and prompts are static: :meth:`FakeServer.add_resource` serves a
+text or a blob at a URI (``resources/list``, ``resources/read``) and
+:meth:`FakeServer.add_prompt` a prompt made of messages, or of a function of
+its arguments (``prompts/list``, ``prompts/get``), in both eras.
+
 Tools declared ``task=True`` answer, in the modern era, with a task
 (``resultType: "task"``) whose input requests are served by ``tasks/get``
 and answered by ``tasks/update``; in the legacy era they run as plain tools.
@@ -43,6 +48,7 @@ default 5 real seconds, so freezegun does not stall it).
 
 from __future__ import annotations
 
+import base64
 import datetime
 import itertools
 import json
@@ -67,6 +73,10 @@ JsonDict = dict[str, Any]
 #: What a tool function returns: a ``CallToolResult`` dict, or a text (made a text result).
 ToolResult = Union[JsonDict, str]
 ToolFunction = Callable[["ToolCall"], ToolResult]
+#: What a prompt is made of: a text (one user message) or a list of ``PromptMessage`` dicts.
+PromptMessages = Union[str, list[JsonDict]]
+#: A prompt's messages, or a function of the ``prompts/get`` arguments returning them.
+PromptSource = Union[PromptMessages, Callable[[dict[str, str]], PromptMessages]]
 
 MODERN_VERSION = "2026-07-28"
 LEGACY_VERSION = "2025-11-25"
@@ -167,6 +177,18 @@ class _Tool:
     task: bool
     description: Optional[str]
     input_schema: JsonDict
+
+
+@dataclass
+class _Resource:
+    entry: JsonDict  # the resources/list entry
+    contents: JsonDict  # the one resources/read contents entry
+
+
+@dataclass
+class _Prompt:
+    entry: JsonDict  # the prompts/list entry
+    source: PromptSource
 
 
 @dataclass
@@ -350,6 +372,7 @@ class FakeServer:
         self.version = version
         self.timeout = timeout
         self.instructions = instructions
+        self._default_capabilities = capabilities is None
         if capabilities is None:
             capabilities = {"tools": {}, "logging": {}}
             if era == "modern":
@@ -369,6 +392,8 @@ class FakeServer:
         self._n = next(_servers)
         self.name = f"fake-server-{self._n}"
         self._tools: dict[str, _Tool] = {}
+        self._resources: dict[str, _Resource] = {}
+        self._prompts: dict[str, _Prompt] = {}
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
         self._received: list[JsonDict] = []
@@ -447,6 +472,110 @@ class FakeServer:
         """Register ``fn(call) -> result dict | str`` as tool ``name`` (``task=True``: a modern task)."""
         with self._lock:
             self._tools[name] = _Tool(name, fn, task, description, input_schema or {"type": "object"})
+
+    # ------------------------------------------------------------------ resources and prompts
+
+    def add_resource(
+        self,
+        uri: str,
+        text: Optional[str] = None,
+        *,
+        blob: Optional[bytes] = None,
+        name: Optional[str] = None,
+        mime_type: Optional[str] = "text/plain",
+        description: Optional[str] = None,
+    ) -> None:
+        """Serve ``text`` (or ``blob``, sent base64) at ``uri``: ``resources/list`` and ``resources/read``.
+
+        ``name`` defaults to the URI's last segment. With the default
+        capabilities the fake then also declares ``resources``. An unknown
+        URI is answered with error -32002 ("Resource not found").
+        """
+        if (text is None) == (blob is None):
+            raise ValueError("give a resource either text or blob")
+        entry: JsonDict = {"uri": uri, "name": name or uri.rstrip("/").rsplit("/", 1)[-1] or uri}
+        contents: JsonDict = {"uri": uri}
+        if mime_type is not None:
+            entry["mimeType"] = mime_type
+            contents["mimeType"] = mime_type
+        if description is not None:
+            entry["description"] = description
+        if text is not None:
+            contents["text"] = text
+        else:
+            assert blob is not None
+            contents["blob"] = base64.b64encode(blob).decode("ascii")
+        with self._lock:
+            self._resources[uri] = _Resource(entry, contents)
+            if self._default_capabilities:
+                self.capabilities.setdefault("resources", {})
+
+    def add_prompt(
+        self,
+        name: str,
+        messages: PromptSource,
+        *,
+        description: Optional[str] = None,
+        arguments: Optional[list[JsonDict]] = None,
+    ) -> None:
+        """Serve prompt ``name``: ``prompts/list`` and ``prompts/get``.
+
+        ``messages`` is a text (one user message), a list of
+        ``PromptMessage`` dicts, or a function taking the call's
+        ``arguments`` (a dict of strings) and returning either.
+        ``arguments`` is the prompt's argument list as ``prompts/list``
+        shows it (``[{"name": "language", "required": True}]``); a
+        ``prompts/get`` missing a required one, or naming an unknown prompt,
+        is answered with error -32602. With the default capabilities the
+        fake then also declares ``prompts``.
+        """
+        entry: JsonDict = {"name": name}
+        if description is not None:
+            entry["description"] = description
+        if arguments is not None:
+            entry["arguments"] = [dict(a) for a in arguments]
+        with self._lock:
+            self._prompts[name] = _Prompt(entry, messages)
+            if self._default_capabilities:
+                self.capabilities.setdefault("prompts", {})
+
+    def _resource_list(self) -> list[JsonDict]:
+        with self._lock:
+            return [dict(r.entry) for r in self._resources.values()]
+
+    def _prompt_list(self) -> list[JsonDict]:
+        with self._lock:
+            return [dict(p.entry) for p in self._prompts.values()]
+
+    def _read_resource(self, params: JsonDict) -> tuple[Optional[JsonDict], Optional[JsonDict]]:
+        uri = params.get("uri")
+        with self._lock:
+            resource = self._resources.get(uri) if isinstance(uri, str) else None
+        if resource is None:
+            return None, {"code": -32002, "message": "Resource not found", "data": {"uri": uri}}
+        return {"contents": [dict(resource.contents)]}, None
+
+    def _get_prompt(self, params: JsonDict) -> tuple[Optional[JsonDict], Optional[JsonDict]]:
+        name = params.get("name")
+        with self._lock:
+            prompt = self._prompts.get(name) if isinstance(name, str) else None
+        if prompt is None:
+            return None, {"code": -32602, "message": f"Unknown prompt: {name!r}"}
+        raw = params.get("arguments")
+        arguments = {str(k): str(v) for k, v in raw.items()} if isinstance(raw, dict) else {}
+        for spec in prompt.entry.get("arguments", []):
+            if spec.get("required") and spec.get("name") not in arguments:
+                return None, {"code": -32602, "message": f"Missing required argument: {spec.get('name')!r}"}
+        source = prompt.source
+        made = source(arguments) if callable(source) else source
+        if isinstance(made, str):
+            messages: list[JsonDict] = [{"role": "user", "content": {"type": "text", "text": made}}]
+        else:
+            messages = [dict(m) for m in made]
+        result: JsonDict = {"messages": messages}
+        if "description" in prompt.entry:
+            result["description"] = prompt.entry["description"]
+        return result, None
 
     # ------------------------------------------------------------------ the client
 
@@ -774,6 +903,15 @@ class FakeServer:
             self._reply(request_id, {})
         elif method == "tools/list":
             self._reply(request_id, {"tools": self._tool_list()})
+        elif method == "resources/list":
+            self._reply(request_id, {"resources": self._resource_list()})
+        elif method == "resources/templates/list":
+            self._reply(request_id, {"resourceTemplates": []})
+        elif method == "prompts/list":
+            self._reply(request_id, {"prompts": self._prompt_list()})
+        elif method in ("resources/read", "prompts/get"):
+            reply, error = self._read_resource(params) if method == "resources/read" else self._get_prompt(params)
+            self._reply(request_id, reply, error)
         elif method == "tools/call":
             tool = self._find_tool(request_id, params)
             if tool is not None:
@@ -842,6 +980,15 @@ class FakeServer:
             self._reply(request_id, result)
         elif method == "tools/list":
             self._reply(request_id, {"resultType": "complete", "tools": self._tool_list()})
+        elif method == "resources/list":
+            self._reply(request_id, {"resultType": "complete", "resources": self._resource_list()})
+        elif method == "resources/templates/list":
+            self._reply(request_id, {"resultType": "complete", "resourceTemplates": []})
+        elif method == "prompts/list":
+            self._reply(request_id, {"resultType": "complete", "prompts": self._prompt_list()})
+        elif method in ("resources/read", "prompts/get"):
+            reply, error = self._read_resource(params) if method == "resources/read" else self._get_prompt(params)
+            self._reply(request_id, {"resultType": "complete", **reply} if reply is not None else None, error)
         elif method == "tools/call":
             tool = self._find_tool(request_id, params)
             if tool is not None:

@@ -1,15 +1,58 @@
-"""The docs are tested: examples run, the README's example and commands are the real ones."""
+"""The docs are tested: examples run, the README's example and commands are the real ones.
+
+How the ```python blocks of the docs run
+========================================
+
+Every ```python block of README.md and docs/*.md is one test case,
+``test_every_python_block_in_the_docs_runs[<page>:<n>]`` (``n`` counts the
+page's python blocks from 1). Each block runs as a script in a subprocess
+(``python -W error``, bounded by ``BLOCK_TIMEOUT``) in a fresh directory
+that holds a ``server.py``: a stdio MCP server (:func:`docs_server`, the
+testing kit's ``FakeServer`` with the tools, resource and prompt the docs
+name: ``greet``, ``deploy``, ``build``, ``book_trip``, ``sync_calendar``,
+``file:///notes.txt``, ``review``), so ``["python", "server.py"]`` in a
+doc starts a real server.
+
+What runs is decided by the HTML comment right before the block (blank
+lines allowed), which mkdocs does not render:
+
+- no comment: the block is a complete program and runs as it is;
+- ``<!-- doc-setup: NAME [NAME...] -->``: the block runs after the
+  preludes, and before the epilogues, of the named entries of
+  :data:`SETUPS` below (e.g. ``client`` gives an open ``client`` on the
+  docs server and its handler ``MyHandler``). The name ``page`` stands for
+  the page's earlier python blocks (their sources, without their own
+  setups), in order;
+- ``<!-- doc-test: skip REASON -->``: the block is only compiled. A reason
+  is required, and there are few such marks (see :data:`SKIPPED`).
+
+Any other comment right before a block fails the test, as does a name
+SETUPS does not have. After the block (and the epilogues) the script calls
+every top-level ``test_*`` function the block itself defines, as pytest
+would; then closes every client and fake server left in its globals and
+checks no library thread (``mcp-input-sync-*``) is left running. A
+``print(...)  # TEXT`` line in a block shows its output: each such TEXT
+must be a line of the script's stdout, in order. A block that imports a
+package that is not installed (Flask, Django, redis, freezegun) is skipped.
+"""
 
 from __future__ import annotations
 
+import ast
+import importlib.util
+import os
 import re
 import subprocess
 import sys
+import textwrap
+import threading
 from pathlib import Path
+from typing import NamedTuple, Optional
 
 import pytest
 
 import mcp_input_sync as mis
+from mcp_input_sync.testing import FakeServer, ToolCall, ToolError
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "docs" / "examples").glob("*.py"))
@@ -91,3 +134,316 @@ def test_the_docs_build_with_mkdocs_in_strict_mode(tmp_path: Path) -> None:
         env={**__import__("os").environ, "NO_MKDOCS_2_WARNING": "1"},
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+# --------------------------------------------------------------------------- running the docs' python blocks
+
+BLOCK_TIMEOUT = 60  # seconds for one block's script
+COMMENT = re.compile(r"<!--((?:(?!-->).)*)-->\s*\Z", re.S)  # an HTML comment right before a block
+DIRECTIVE = re.compile(r"\s*(doc-[a-z-]+):\s*(.*?)\s*\Z", re.S)
+FENCE = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
+
+#: The blocks that are only compiled, by test id, with why. The marks in the pages must match.
+SKIPPED = {
+    "http.md:1": "it needs a real HTTPS MCP server; tests/test_http.py runs connect_http against local ones",
+    "web.md:3": "excerpts of a Django project's settings.py and urls.py; tests/test_web_django.py runs the app",
+}
+
+
+class Block(NamedTuple):
+    page: Path
+    n: int  # 1-based, among the page's python blocks
+    source: str
+    directive: Optional[tuple[str, str]]  # ("doc-setup" | "doc-test" | ..., its text)
+
+    @property
+    def id(self) -> str:
+        return f"{self.page.name}:{self.n}"
+
+
+def python_blocks(page: Path) -> list[Block]:
+    text = page.read_text()
+    blocks = []
+    for n, match in enumerate(FENCE.finditer(text), 1):
+        before = text[: match.start()].rstrip()
+        comment = COMMENT.search(before)
+        directive = None
+        if comment is not None:
+            found = DIRECTIVE.fullmatch(comment.group(1))
+            directive = (found.group(1), found.group(2)) if found else ("not a doc- directive", comment.group(1))
+        blocks.append(Block(page, n, match.group(1), directive))
+    return blocks
+
+
+ALL_BLOCKS = [b for page in DOCS for b in python_blocks(page)]
+
+
+# The docs' server: the testing kit's fake with what the docs' examples call.
+
+def docs_server(era: str = "legacy") -> FakeServer:
+    """A FakeServer with the tools, resource and prompt the docs' examples use."""
+    fake = FakeServer(era=era, timeout=20)
+    name_form = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+
+    @fake.tool
+    def greet(call: ToolCall) -> str:
+        return f"Hello, {call.elicit('Your name?', name_form)['content']['name']}!"
+
+    @fake.tool
+    def deploy(call: ToolCall) -> str:
+        env = call.arguments.get("env", "production")
+        call.log("info", f"deploying to {env}")
+        call.progress(1, 2, "uploading")
+        call.progress(2, 2, "done")
+        return f"deployed to {env}"
+
+    @fake.tool
+    def build(call: ToolCall) -> str:
+        call.log("info", "build started")
+        call.notify("notifications/tools/list_changed")
+        return "built"
+
+    @fake.tool
+    def book_trip(call: ToolCall) -> str:
+        return f"trip to {call.arguments.get('city')} booked"
+
+    calendar_calls: list[ToolCall] = []
+
+    @fake.tool
+    def sync_calendar(call: ToolCall) -> str:
+        calendar_calls.append(call)
+        if len(calendar_calls) == 1:
+            link = {"mode": "url", "elicitationId": "calendar-1", "url": "https://calendar.example.com/authorize", "message": "Allow calendar access"}
+            raise ToolError(-32042, "This request requires more information.", {"elicitations": [link]})
+        return "calendar synced"
+
+    fake.add_resource("file:///notes.txt", "Water the plants.")
+    fake.add_prompt(
+        "review",
+        lambda args: f"Review this {args['language']} code.",
+        description="a code review",
+        arguments=[{"name": "language", "required": True}],
+    )
+    return fake
+
+
+def serve_stdio() -> None:
+    """The ``server.py`` of a block's directory: :func:`docs_server` over stdio, one message a line."""
+    fake = docs_server()
+    out = sys.stdout.buffer
+    lock = threading.Lock()
+
+    def deliver(data: bytes) -> None:
+        with lock:
+            out.write(data.rstrip(b"\n") + b"\n")
+            out.flush()
+
+    fake.transport.start(deliver, lambda exc: None)
+    for line in sys.stdin.buffer:
+        if line.strip():
+            fake.transport.send(line.strip())
+    fake.close()
+    fake.transport.close(2.0)
+
+
+SERVER_PY = "from tests.test_docs import serve_stdio\n\nserve_stdio()\n"
+
+
+class Setup(NamedTuple):
+    prelude: str
+    epilogue: str = ""
+
+
+_HANDLER = '''
+import mcp_input_sync as mis
+
+
+class MyHandler(mis.InputHandler):
+    """Answers everything the docs' server asks."""
+
+    def handle_elicitation(self, params, ctx):
+        if ctx.mode == "url":
+            return {"action": "accept"}
+        return {"action": "accept", "content": {"name": "Ada"}}
+
+    def elicitation_modes(self):
+        return ("form", "url")
+
+    def handle_sampling(self, params, ctx):
+        return {"role": "assistant", "content": {"type": "text", "text": "Fine."}, "model": "doc-model"}
+
+    def list_roots(self, ctx):
+        return {"roots": [{"uri": "file:///srv/project"}]}
+'''
+
+#: What ``<!-- doc-setup: NAME -->`` puts before (prelude) and after (epilogue) a block.
+SETUPS: dict[str, Setup] = {
+    # MyHandler, an InputHandler that answers everything the docs' server asks
+    "my_handler": Setup(_HANDLER),
+    # an open client on the docs' server (in memory), with MyHandler
+    "client": Setup(
+        _HANDLER + "from tests.test_docs import docs_server\n\nfake = docs_server()\nclient = fake.client(handler=MyHandler()).open()\n",
+        "fake.close()\n",
+    ),
+    # the user a web call is made for
+    "user_id": Setup('user_id = "alice"\n', 'assert result["content"][0]["text"] == "trip to Porto booked"\n'),
+    # the block defines MyHandler: a client advertises exactly what it overrides
+    "advertised": Setup(
+        "import mcp_input_sync as mis\n",
+        "from tests.test_docs import docs_server\n\n"
+        "with docs_server() as fake, fake.client(handler=MyHandler()):\n"
+        "    assert set(fake.client_capabilities) == {'sampling', 'elicitation', 'roots'}, fake.client_capabilities\n",
+    ),
+    # the block defines bearer(request): it sets the header from token_store
+    "token_store": Setup(
+        "class token_store:\n    @staticmethod\n    def current():\n        return 'doc-token'\n",
+        "import requests\n\n"
+        "prepared = bearer(requests.Request('POST', 'https://mcp.example.com/mcp').prepare())\n"
+        "assert prepared.headers['Authorization'] == 'Bearer doc-token'\n",
+    ),
+    # the LLM a TerminalHandler drafts sampling replies with
+    "my_llm": Setup("def my_llm(request):\n    return 'Looks good.'\n"),
+    # the block defines handle_elicitation(self, params, ctx) on a ui toolkit; nobody answers, so
+    # handler_timeout cancels it: it must close the form, and the server gets -32603
+    "ui": Setup(
+        "class Job:\n"
+        "    closed = False\n"
+        "    def done(self):\n        return False\n"
+        "    def close(self):\n        self.closed = True\n"
+        "    def answer(self):\n        raise AssertionError('nobody answered')\n\n"
+        "class ui:\n    jobs = []\n"
+        "    @classmethod\n    def show_form(cls, params):\n        cls.jobs.append(Job())\n        return cls.jobs[-1]\n",
+        "import mcp_input_sync as mis\nfrom tests.test_docs import docs_server\n\n"
+        "class Handler(mis.InputHandler):\n    handle_elicitation = handle_elicitation\n\n"
+        "with docs_server() as fake:\n"
+        "    with fake.client(handler=Handler(), handler_timeout=0.2) as client:\n"
+        "        assert client.call_tool('greet')['isError'] is True\n"
+        "    fake.assert_refused(-32603, 'elicitation/create')\n"
+        "assert [job.closed for job in ui.jobs] == [True]\n",
+    ),
+    # a transport to a server, and SlowUser, a handler whose user never answers
+    "slow_user": Setup(
+        "import mcp_input_sync as mis\nfrom tests.test_docs import docs_server\n\n"
+        "class SlowUser(mis.InputHandler):\n"
+        "    def handle_elicitation(self, params, ctx):\n"
+        "        ctx.wait_cancelled(10)\n"
+        "        return {'action': 'cancel'}\n\n"
+        "fake = docs_server()\ntransport = fake.transport\n",
+        "fake.close()\n",
+    ),
+    # the block builds a Flask app: its inputs page answers a signed-in user
+    "then_open_the_inputs_page": Setup(
+        "",
+        "with app.test_client() as browser:\n"
+        "    assert browser.get('/inputs/').status_code == 403\n"
+        "    with browser.session_transaction() as session_:\n"
+        "        session_['user_id'] = 'alice'\n"
+        "    assert browser.get('/inputs/').status_code == 200\n"
+        "    assert browser.get('/inputs/pending.json').get_json() == []\n",
+    ),
+}
+
+_CLEANUP = '''
+import threading as _threading
+
+import mcp_input_sync as _mis
+from mcp_input_sync.testing import FakeServer as _FakeServer
+
+for _value in list(globals().values()):
+    if isinstance(_value, (_mis.Client, _FakeServer)):
+        _value.close()
+for _thread in _threading.enumerate():
+    if _thread.name.startswith("mcp-input-sync-"):
+        _thread.join(5)
+_left = [t.name for t in _threading.enumerate() if t.name.startswith("mcp-input-sync-") and t.is_alive()]
+assert not _left, f"library threads left running: {_left}"
+'''
+
+
+def setup_names(block: Block) -> list[str]:
+    if block.directive is None:
+        return []
+    kind, text = block.directive
+    assert kind in ("doc-setup", "doc-test"), f"{block.id}: unknown directive {kind}"
+    if kind == "doc-test":
+        assert text.startswith("skip ") and len(text) > 10, f"{block.id}: doc-test must be 'skip REASON', not {text!r}"
+        return []
+    names = text.split()
+    for name in names:
+        assert name == "page" or name in SETUPS, f"{block.id}: no setup named {name!r} (see SETUPS in tests/test_docs.py)"
+    return names
+
+
+def script_for(block: Block) -> str:
+    preludes: list[str] = []
+    epilogues: list[str] = []
+    for name in setup_names(block):
+        if name == "page":
+            preludes += [b.source for b in python_blocks(block.page)[: block.n - 1]]
+        else:
+            preludes.append(SETUPS[name].prelude)
+            epilogues.append(SETUPS[name].epilogue)
+    tree = ast.parse(block.source)
+    tests = [n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")]
+    calls = "".join(f"{name}()\n" for name in tests)
+    parts = [*preludes, f"# ---- {block.id}\n" + block.source, *epilogues, calls, _CLEANUP]
+    return "\n\n".join(textwrap.dedent(p) for p in parts if p)
+
+
+def missing_packages(source: str) -> list[str]:
+    names = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module.split(".")[0])
+    return sorted(n for n in names if importlib.util.find_spec(n) is None)
+
+
+def expected_output(source: str) -> list[str]:
+    return [m.group(1).strip() for m in re.finditer(r"^\s*print\(.*\)\s+#\s*(.+)$", source, flags=re.M)]
+
+
+@pytest.mark.parametrize("block", ALL_BLOCKS, ids=[b.id for b in ALL_BLOCKS])
+def test_every_python_block_in_the_docs_runs(block: Block, tmp_path: Path) -> None:
+    if block.directive is not None and block.directive[0] == "doc-test":
+        setup_names(block)  # checks the mark's form
+        assert SKIPPED.get(block.id) == block.directive[1][len("skip ") :], f"{block.id}: list the skip in SKIPPED"
+        compile(block.source, block.id, "exec")
+        pytest.skip(block.directive[1])
+    script = script_for(block)
+    missing = missing_packages(script)
+    if missing:
+        pytest.skip(f"not installed: {', '.join(missing)}")
+    (tmp_path / "server.py").write_text(SERVER_PY)
+    (tmp_path / "doc_block.py").write_text(script)
+    python_dir = str(Path(sys.executable).parent)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PATH": python_dir + os.pathsep + os.environ.get("PATH", "")}
+    done = subprocess.run(
+        [sys.executable, "-W", "error", "doc_block.py"],
+        capture_output=True,
+        text=True,
+        timeout=BLOCK_TIMEOUT,
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, f"{block.id} failed; the script was:\n{script}\n--- stdout\n{done.stdout}\n--- stderr\n{done.stderr}"
+    lines = [line.strip() for line in done.stdout.splitlines()]
+    position = 0
+    for want in expected_output(block.source):
+        assert want in lines[position:], f"{block.id}: {want!r} not printed (in order); stdout:\n{done.stdout}"
+        position = lines.index(want, position) + 1
+
+
+def test_the_skip_marks_are_few_and_listed() -> None:
+    marked = {b.id for b in ALL_BLOCKS if b.directive is not None and b.directive[0] == "doc-test"}
+    assert marked == set(SKIPPED)
+    assert len(marked) <= len(ALL_BLOCKS) // 10 + 1
+
+
+def test_the_docs_server_serves_what_the_docs_name() -> None:
+    with docs_server() as fake, fake.client(handler=None) as client:
+        assert {t["name"] for t in client.list_tools()} == {"greet", "deploy", "build", "book_trip", "sync_calendar"}
+        assert client.read_resource("file:///notes.txt")["contents"][0]["text"] == "Water the plants."
+        assert client.get_prompt("review", {"language": "python"})["messages"][0]["content"]["text"] == "Review this python code."

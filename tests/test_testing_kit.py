@@ -439,3 +439,53 @@ def test_requests_with_chosen_ids_and_waiting_for_their_answers() -> None:
             fake.assert_refused(-32601, "no/such")
             with pytest.raises(TimeoutError):
                 fake.wait_for_answer("never", timeout=0.1)
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_resources_and_prompts_are_served_in_both_eras(era: str) -> None:
+    with FakeServer(era=era) as fake:
+        fake.add_resource("file:///notes.txt", "remember the milk", description="notes")
+        fake.add_resource("file:///logo.png", blob=b"\x89PNG", mime_type="image/png", name="logo")
+        fake.add_prompt("hello", "Say hello.")
+        fake.add_prompt(
+            "review",
+            lambda args: [{"role": "user", "content": {"type": "text", "text": f"Review this {args['language']} code."}}],
+            description="a code review",
+            arguments=[{"name": "language", "required": True}],
+        )
+        assert {"resources", "prompts", "tools"} <= set(fake.capabilities)
+        with fake.client(handler=Handler()) as client:
+            assert {"resources", "prompts"} <= set(client.server_capabilities or {})
+            assert client.list_resources() == [
+                {"uri": "file:///notes.txt", "name": "notes.txt", "mimeType": "text/plain", "description": "notes"},
+                {"uri": "file:///logo.png", "name": "logo", "mimeType": "image/png"},
+            ]
+            assert client.list_resource_templates() == []
+            text = client.read_resource("file:///notes.txt")["contents"]
+            assert text == [{"uri": "file:///notes.txt", "mimeType": "text/plain", "text": "remember the milk"}]
+            assert client.read_resource("file:///logo.png")["contents"][0]["blob"] == "iVBORw=="
+            with pytest.raises(mis.ClientError) as missing:
+                client.read_resource("file:///nope")
+            assert (missing.value.kind, missing.value.code) == ("remote", -32002)
+
+            assert [p["name"] for p in client.list_prompts()] == ["hello", "review"]
+            assert client.list_prompts()[1]["arguments"] == [{"name": "language", "required": True}]
+            assert client.get_prompt("hello")["messages"] == [{"role": "user", "content": {"type": "text", "text": "Say hello."}}]
+            review = client.get_prompt("review", {"language": "python"})
+            assert review["description"] == "a code review"
+            assert review["messages"][0]["content"]["text"] == "Review this python code."
+            for name, args in (("review", {}), ("nope", {})):
+                with pytest.raises(mis.ClientError) as bad:
+                    client.get_prompt(name, args)
+                assert (bad.value.kind, bad.value.code) == ("remote", -32602)
+
+
+def test_resource_and_prompt_arguments_are_checked_and_capabilities_kept() -> None:
+    with FakeServer(capabilities={"tools": {}}) as fake:
+        with pytest.raises(ValueError):
+            fake.add_resource("file:///both", "text", blob=b"bytes")
+        with pytest.raises(ValueError):
+            fake.add_resource("file:///neither")
+        fake.add_resource("file:///a", "a")
+        fake.add_prompt("p", [{"role": "assistant", "content": {"type": "text", "text": "hi"}}])
+        assert fake.capabilities == {"tools": {}}  # capabilities given explicitly are not changed

@@ -102,3 +102,14 @@ with freeze_time("2026-01-01") as frozen, FakeServer(era="legacy") as fake:
         caller.join(5)
     fake.assert_refused(-32603)
     print("timeout:", results[0]["content"][0]["text"])
+
+
+# 4. Resources and prompts, served statically in both eras.
+for era in ("legacy", "modern"):
+    with FakeServer(era=era) as fake:
+        fake.add_resource("file:///notes.txt", "Water the plants.")
+        fake.add_prompt("review", lambda args: f"Review this {args['language']} code.", arguments=[{"name": "language", "required": True}])
+        with fake.client(handler=MyHandler()) as client:
+            note = client.read_resource("file:///notes.txt")["contents"][0]["text"]
+            prompt = client.get_prompt("review", {"language": "python"})["messages"][0]["content"]["text"]
+        print(f"{era}: {note} / {prompt}")

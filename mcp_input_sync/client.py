@@ -30,9 +30,7 @@ import itertools
 import logging
 import os
 import threading
-from typing import Any, Mapping, Optional, Sequence, Union, overload
-
-from typing_extensions import Literal
+from typing import Any, Literal, Mapping, Optional, Sequence, Union, overload
 
 from . import _clock, reflect
 from ._calls import Call, CallTable, ProgressCallback

@@ -17,12 +17,17 @@ __all__ = ["CancelToken", "InputContext", "InputHandler"]
 
 
 class CancelToken:
-    """A one-way cancellation flag shared by the library and one callback."""
+    """A one-way cancellation flag shared by the library and one callback.
 
-    __slots__ = ("_event", "reason")
+    The event behind :meth:`wait` is made on first use: most callbacks never
+    wait on their token, and a flag costs less than an event per request.
+    """
+
+    __slots__ = ("_event", "_set", "reason")
 
     def __init__(self) -> None:
-        self._event = threading.Event()
+        self._event: Optional[threading.Event] = None
+        self._set = False
         #: Why the token was set ("timeout", "cancelled", "closed", ...), or None.
         self.reason: Optional[str] = None
 
@@ -30,18 +35,32 @@ class CancelToken:
         """Set the token (idempotent: the first reason is kept)."""
         if self.reason is None:
             self.reason = reason
-        self._event.set()
+        self._set = True
+        event = self._event
+        if event is not None:
+            event.set()
 
     @property
     def is_set(self) -> bool:
         """True once :meth:`cancel` has been called."""
-        return self._event.is_set()
+        return self._set
 
     def wait(self, timeout: Optional[float] = None) -> bool:
         """Block up to ``timeout`` real seconds (forever when None); True when set."""
-        return self._event.wait(timeout)
+        if self._set:
+            return True
+        event = self._event
+        if event is None:
+            with _TOKEN_LOCK:
+                event = self._event
+                if event is None:
+                    event = self._event = threading.Event()
+        if self._set:  # cancel() ran before the event existed
+            event.set()
+        return event.wait(timeout)
 
 
+_TOKEN_LOCK = threading.Lock()
 _UNSET_TOKEN = CancelToken()
 
 

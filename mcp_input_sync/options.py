@@ -9,7 +9,6 @@ wait has a bound.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping, Optional
 
@@ -94,28 +93,62 @@ def _keys(name: str, value: Any, defaults: Mapping[str, Any]) -> dict[str, Any]:
     return merged
 
 
-@dataclass(frozen=True)
-class Options:
-    """The validated options of one client."""
+_DEFAULTS: Mapping[str, Any] = MappingProxyType(
+    {
+        "handler": None,
+        "name": "mcp_input_sync",
+        "server_id": None,
+        "assigns": MappingProxyType({}),
+        "protocol": "auto",
+        "discover_timeout": 5.0,
+        "timeout": 60.0,
+        "max_total_timeout": 600.0,
+        "max_server_requests": 8,
+        "handler_timeout": DEFAULT_HANDLER_TIMEOUT,
+        "input_rate_limit": (10.0, 20),
+        "log_rate_limit": (50.0, 100),
+        "sampling": DEFAULT_SAMPLING,
+        "elicitation": DEFAULT_ELICITATION,
+        "max_rounds": 10,
+        "log_level": "info",
+        "tasks": False,
+        "limits": DEFAULT_LIMITS,
+    }
+)
 
-    handler: Optional[InputHandler] = None
-    name: str = "mcp_input_sync"
-    server_id: Optional[str] = None
-    assigns: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
-    protocol: str = "auto"
-    discover_timeout: float = 5.0
-    timeout: float = 60.0
-    max_total_timeout: float = 600.0
-    max_server_requests: int = 8
-    handler_timeout: Mapping[str, float] = field(default_factory=lambda: DEFAULT_HANDLER_TIMEOUT)
-    input_rate_limit: tuple[float, int] = (10.0, 20)
-    log_rate_limit: tuple[float, int] = (50.0, 100)
-    sampling: Mapping[str, Any] = field(default_factory=lambda: DEFAULT_SAMPLING)
-    elicitation: Mapping[str, Any] = field(default_factory=lambda: DEFAULT_ELICITATION)
-    max_rounds: int = 10
-    log_level: str = "info"
-    tasks: bool = False
-    limits: Mapping[str, int] = field(default_factory=lambda: DEFAULT_LIMITS)
+
+class Options:
+    """The validated options of one client (read-only by convention); build with :meth:`parse`."""
+
+    handler: Optional[InputHandler]
+    name: str
+    server_id: Optional[str]
+    assigns: Mapping[str, Any]
+    protocol: str
+    discover_timeout: float
+    timeout: float
+    max_total_timeout: float
+    max_server_requests: int
+    handler_timeout: Mapping[str, float]
+    input_rate_limit: tuple[float, int]
+    log_rate_limit: tuple[float, int]
+    sampling: Mapping[str, Any]
+    elicitation: Mapping[str, Any]
+    max_rounds: int
+    log_level: str
+    tasks: bool
+    limits: Mapping[str, int]
+
+    def __init__(self, **values: Any) -> None:
+        unknown = set(values) - _NAMES
+        if unknown:
+            raise TypeError(f"unknown client options: {sorted(unknown)}")
+        for key, default in _DEFAULTS.items():
+            setattr(self, key, values.get(key, default))
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{key}={getattr(self, key)!r}" for key in _DEFAULTS)
+        return f"Options({shown})"
 
     @classmethod
     def parse(cls, options: Mapping[str, Any]) -> "Options":

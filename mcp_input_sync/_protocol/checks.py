@@ -25,11 +25,11 @@ the wire and the modern era can raise them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Union
 
 from . import jsonrpc, roots, sampling
 from .budget import TokenBucket
+from .record import Record
 from .forms import FormCache, FormSchema, SchemaRefused
 from .urls import UrlFacts, UrlRefused, check_elicitation_url
 from .versions import INPUT_METHODS, missing_param
@@ -39,51 +39,98 @@ JsonDict = dict[str, Any]
 ACTIONS = frozenset({"accept", "decline", "cancel"})
 
 
-@dataclass(frozen=True)
-class Refusal:
-    """A check refused an input request (or its answer)."""
+class Refusal(Record):
+    """A check refused an input request (or its answer); read-only.
 
-    #: The check's name: method, capability, malformed, budget, max_tokens,
-    #: idle, tool_loop, url, schema, answer.
-    check: str
-    #: The JSON-RPC error code the legacy era answers with.
-    code: int
-    #: The message sent to the server (generic: no callback text).
-    message: str
-    #: Detail for the local log only.
-    detail: str = ""
+    Attributes:
+        check: the check's name: method, capability, malformed, budget,
+            max_tokens, idle, tool_loop, url, schema, answer.
+        code: the JSON-RPC error code the legacy era answers with.
+        message: the message sent to the server (generic: no callback text).
+        detail: detail for the local log only.
+    """
 
+    __slots__ = ("check", "code", "message", "detail")
 
-@dataclass(frozen=True)
-class CheckConfig:
-    """What the checks need to know about the client and the session."""
-
-    version: str = "2025-11-25"
-    kinds: frozenset[str] = frozenset()
-    modes: frozenset[str] = frozenset({"form"})
-    sampling_tools: bool = False
-    sampling_context: bool = False
-    max_tokens: int = 4096
-    allow_idle: bool = False
-    max_tool_iterations: int = 5
-    rejection_code: int = -1
-    #: The server's origin for URL elicitations (``scheme://host[:port]``), or None.
-    origin: Optional[str] = None
+    def __init__(self, check: str, code: int, message: str, detail: str = "") -> None:
+        self.check = check
+        self.code = code
+        self.message = message
+        self.detail = detail
 
 
-@dataclass
-class Prepared:
-    """An input request that passed the checks before the callback."""
+class CheckConfig(Record):
+    """What the checks need to know about the client and the session; read-only.
 
-    kind: str
-    #: The params the handler sees (sampling: clamped; others: as sent).
-    params: JsonDict
-    mode: Optional[str] = None
-    url: Optional[UrlFacts] = None
-    form: Optional[FormSchema] = None
-    fields: Optional[dict[str, dict[str, bool]]] = None
-    #: Warnings for the local log (roots dropped, ...), filled by :meth:`InputChecks.answer`.
-    notes: list[str] = field(default_factory=list)
+    ``origin`` is the server's origin for URL elicitations
+    (``scheme://host[:port]``), or None.
+    """
+
+    __slots__ = (
+        "version",
+        "kinds",
+        "modes",
+        "sampling_tools",
+        "sampling_context",
+        "max_tokens",
+        "allow_idle",
+        "max_tool_iterations",
+        "rejection_code",
+        "origin",
+    )
+
+    def __init__(
+        self,
+        version: str = "2025-11-25",
+        kinds: frozenset[str] = frozenset(),
+        modes: frozenset[str] = frozenset({"form"}),
+        sampling_tools: bool = False,
+        sampling_context: bool = False,
+        max_tokens: int = 4096,
+        allow_idle: bool = False,
+        max_tool_iterations: int = 5,
+        rejection_code: int = -1,
+        origin: Optional[str] = None,
+    ) -> None:
+        self.version = version
+        self.kinds = kinds
+        self.modes = modes
+        self.sampling_tools = sampling_tools
+        self.sampling_context = sampling_context
+        self.max_tokens = max_tokens
+        self.allow_idle = allow_idle
+        self.max_tool_iterations = max_tool_iterations
+        self.rejection_code = rejection_code
+        self.origin = origin
+
+
+class Prepared(Record):
+    """An input request that passed the checks before the callback.
+
+    ``params`` is what the handler sees (sampling: clamped; others: as sent);
+    ``notes`` collects warnings for the local log (roots dropped, ...), filled
+    by :meth:`InputChecks.answer`.
+    """
+
+    __slots__ = ("kind", "params", "mode", "url", "form", "fields", "notes")
+
+    def __init__(
+        self,
+        kind: str,
+        params: JsonDict,
+        mode: Optional[str] = None,
+        url: Optional[UrlFacts] = None,
+        form: Optional[FormSchema] = None,
+        fields: Optional[dict[str, dict[str, bool]]] = None,
+        notes: Optional[list[str]] = None,
+    ) -> None:
+        self.kind = kind
+        self.params = params
+        self.mode = mode
+        self.url = url
+        self.form = form
+        self.fields = fields
+        self.notes: list[str] = [] if notes is None else notes
 
 
 def _refuse(check: str, code: int, message: str, detail: str = "") -> Refusal:

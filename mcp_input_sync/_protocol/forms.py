@@ -34,13 +34,12 @@ required fields, types, enums, bounds, formats, patterns, and
 
 from __future__ import annotations
 
-import datetime
-import json
 import math
 import re
 from typing import Any, Callable, Mapping, Optional
 
 from .fields import sensitive_fields
+from .jsonrpc import dumps
 
 #: Keywords refused at any level of a form schema.
 REFUSED_KEYWORDS = frozenset(
@@ -63,6 +62,8 @@ _DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[
 
 
 def _valid_date(text: str) -> bool:
+    import datetime  # lazy: only date fields need it
+
     try:
         datetime.date.fromisoformat(text[:10])
     except ValueError:
@@ -359,7 +360,7 @@ class FormCache:
             SchemaRefused: as :func:`compile_form`.
         """
         try:
-            key = json.dumps(schema, separators=(",", ":"), allow_nan=False)
+            key = dumps(schema)
         except (TypeError, ValueError):
             raise SchemaRefused("requestedSchema is not plain JSON") from None
         form = self._forms.get(key)

@@ -28,9 +28,35 @@ HEADER_MISMATCH = -32020
 MISSING_CAPABILITY = -32021
 UNSUPPORTED_VERSION = -32022
 
-_ENCODER = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":"))
-_encode = _ENCODER.encode
-_decode = json.JSONDecoder().decode
+def _refuse(value: Any) -> Any:
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+_ENCODER = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":"), default=_refuse)
+_DECODER = json.JSONDecoder()
+_decode = _DECODER.decode
+_scan = _DECODER.scan_once  # type: ignore[attr-defined]
+try:  # the C encoder, made once: JSONEncoder.encode builds a new one per call
+    from _json import make_encoder as _make_encoder
+
+    _c_encode: Any = _make_encoder(None, _refuse, json.encoder.encode_basestring_ascii, None, ":", ",", False, False, False)
+except ImportError:  # pragma: no cover - CPython always has _json
+    _c_encode = None
+
+
+def dumps(value: Any) -> str:
+    """Compact, ASCII-only JSON text of ``value``.
+
+    Raises:
+        TypeError, ValueError: ``value`` holds something JSON cannot carry
+            (a non-JSON type, NaN or infinity, or a reference cycle).
+    """
+    if _c_encode is None or type(value) is not dict:
+        return _ENCODER.encode(value)
+    try:
+        return "".join(_c_encode(value, 0))
+    except RecursionError:
+        raise ValueError("a reference cycle or nesting too deep to encode") from None
 
 
 def encode(message: JsonDict) -> bytes:
@@ -39,7 +65,7 @@ def encode(message: JsonDict) -> bytes:
     Raises:
         TypeError, ValueError: the message holds something JSON cannot carry.
     """
-    return (_encode(message) + "\n").encode("ascii")
+    return (dumps(message) + "\n").encode("ascii")
 
 
 def decode(data: Union[bytes, str]) -> Any:
@@ -47,7 +73,15 @@ def decode(data: Union[bytes, str]) -> Any:
     if isinstance(data, bytes):
         data = data.decode("utf-8")
     try:
-        return _decode(data)
+        value, end = _scan(data, 0)  # the common case: a line that starts with the value
+    except StopIteration:
+        value, end = None, -1
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+    if end == len(data) or (end > 0 and data[end:].isspace()):
+        return value
+    try:
+        return _decode(data)  # leading white space, trailing junk, or no value: the full rules
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
 

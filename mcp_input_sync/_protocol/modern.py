@@ -8,10 +8,10 @@ next (mcp-protocol.md sections 1.2, 1.3 and 3).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
 from .jsonrpc import HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION, JsonDict
+from .record import Record
 from .versions import LEGACY_VERSIONS, ProtocolViolation
 
 MODERN_VERSION = "2026-07-28"
@@ -80,16 +80,21 @@ def with_meta(params: Optional[Mapping[str, Any]], request_meta: Mapping[str, An
 # ---------------------------------------------------------------------------- era detection
 
 
-@dataclass(frozen=True)
-class EraDecision:
-    """What an answer to the ``server/discover`` probe means."""
+class EraDecision(Record):
+    """What an answer to the ``server/discover`` probe means; read-only.
 
-    #: "modern" or "legacy".
-    era: str
-    #: The version to use (modern) or to offer in ``initialize`` (legacy).
-    version: str
-    #: The DiscoverResult, when there was one.
-    discover: Optional[JsonDict] = None
+    Attributes:
+        era: "modern" or "legacy".
+        version: the version to use (modern) or to offer in ``initialize`` (legacy).
+        discover: the DiscoverResult, when there was one.
+    """
+
+    __slots__ = ("era", "version", "discover")
+
+    def __init__(self, era: str, version: str, discover: Optional[JsonDict] = None) -> None:
+        self.era = era
+        self.version = version
+        self.discover = discover
 
 
 def supported_versions(data: Any) -> list[str]:
@@ -178,14 +183,19 @@ def result_type(result: Mapping[str, Any], method: str, tasks: bool) -> str:
     raise ProtocolViolation(f"{method} returned resultType {kind!r}")
 
 
-@dataclass(frozen=True)
-class InputRound:
-    """One ``input_required`` result, checked for shape."""
+class InputRound(Record):
+    """One ``input_required`` result, checked for shape; read-only.
 
-    #: The input requests by key, in sorted key order.
-    requests: dict[str, JsonDict]
-    #: The opaque ``requestState``, or None when the server sent none.
-    state: Optional[str]
+    Attributes:
+        requests: the input requests by key, in sorted key order.
+        state: the opaque ``requestState``, or None when the server sent none.
+    """
+
+    __slots__ = ("requests", "state")
+
+    def __init__(self, requests: dict[str, JsonDict], state: Optional[str]) -> None:
+        self.requests = requests
+        self.state = state
 
 
 def parse_round(result: Mapping[str, Any]) -> InputRound:
@@ -239,8 +249,7 @@ def reasked(declined: frozenset[str], round_: InputRound) -> Optional[str]:
 # ---------------------------------------------------------------------------- resumable calls
 
 
-@dataclass
-class PendingCall:
+class PendingCall(Record):
     """A modern call waiting for input, to be continued by ``client.resume`` (maybe in another process).
 
     ``to_json()`` gives a string for a server-side session store;
@@ -250,18 +259,29 @@ class PendingCall:
     ``request_state`` is the server's opaque string, echoed untouched.
     """
 
-    #: ``tools/call``, ``resources/read`` or ``prompts/get``.
-    method: str
-    #: The call's original params (without ``_meta``).
-    params: JsonDict
-    #: The checked input requests, by key (sorted).
-    input_requests: dict[str, JsonDict]
-    #: The server's ``requestState``, or None when it sent none.
-    request_state: Optional[str] = None
-    #: Rounds answered so far in this call.
-    rounds: int = 0
-    #: Questions declined or cancelled in the previous round (for the re-ask check).
-    declined: list[str] = field(default_factory=list)
+    __slots__ = ("method", "params", "input_requests", "request_state", "rounds", "declined")
+
+    def __init__(
+        self,
+        method: str,
+        params: JsonDict,
+        input_requests: dict[str, JsonDict],
+        request_state: Optional[str] = None,
+        rounds: int = 0,
+        declined: Optional[list[str]] = None,
+    ) -> None:
+        #: ``tools/call``, ``resources/read`` or ``prompts/get``.
+        self.method = method
+        #: The call's original params (without ``_meta``).
+        self.params = params
+        #: The checked input requests, by key (sorted).
+        self.input_requests = input_requests
+        #: The server's ``requestState``, or None when it sent none.
+        self.request_state = request_state
+        #: Rounds answered so far in this call.
+        self.rounds = rounds
+        #: Questions declined or cancelled in the previous round (for the re-ask check).
+        self.declined: list[str] = [] if declined is None else declined
 
     def to_json(self) -> str:
         """This pending call as a JSON string."""
@@ -285,12 +305,15 @@ class PendingCall:
         Raises:
             ValueError: the text is not a pending call.
         """
-        data = json.loads(text)
+        try:
+            data = json.loads(text)
+        except RecursionError:  # nested too deeply to decode: not one of ours
+            raise ValueError("not a PendingCall") from None
         if not isinstance(data, dict) or data.get("v") != 1:
             raise ValueError("not a PendingCall")
         method, params, requests = data.get("method"), data.get("params"), data.get("input_requests")
         state, rounds, declined = data.get("request_state"), data.get("rounds"), data.get("declined", [])
-        if method not in INPUT_METHODS or not isinstance(params, dict) or not isinstance(requests, dict):
+        if not isinstance(method, str) or method not in INPUT_METHODS or not isinstance(params, dict) or not isinstance(requests, dict):
             raise ValueError("not a PendingCall")
         if state is not None and not isinstance(state, str):
             raise ValueError("not a PendingCall")

@@ -70,8 +70,9 @@ swallows the line end that follows it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Optional
+
+from .record import Record
 
 __all__ = ["Event", "SSEDecoder", "SSEEventTooLarge", "SSELimitError", "SSELineTooLong"]
 
@@ -85,8 +86,7 @@ _MAX_RETRY = (1 << 64) - 1
 _MAX_RETRY_DIGITS = len(str(_MAX_RETRY))
 
 
-@dataclass(frozen=True)
-class Event:
+class Event(Record):
     """One dispatched event.
 
     Attributes:
@@ -98,10 +98,17 @@ class Event:
             else ``None``.
     """
 
-    data: str
-    event: str = "message"
-    id: Optional[str] = None
-    retry: Optional[int] = None
+    __slots__ = ("data", "event", "id", "retry")
+
+    def __init__(self, data: str, event: str = "message", id: Optional[str] = None, retry: Optional[int] = None) -> None:  # noqa: A002 - the SSE field's name
+        setattr_ = object.__setattr__
+        setattr_(self, "data", data)
+        setattr_(self, "event", event)
+        setattr_(self, "id", id)
+        setattr_(self, "retry", retry)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Event is read-only: cannot set {name!r}")
 
 
 class SSELimitError(ValueError):

@@ -67,7 +67,8 @@ from __future__ import annotations
 import ipaddress
 import re
 import unicodedata
-from dataclasses import dataclass
+
+from .record import Record
 
 __all__ = ["UrlFacts", "UrlRefused", "check_elicitation_url", "parse_origin"]
 
@@ -93,8 +94,7 @@ _MAX_RAW_HOST = 1024
 _DEFAULT_PORTS = {"https": 443, "http": 80}
 
 
-@dataclass(frozen=True)
-class UrlFacts:
+class UrlFacts(Record):
     """What the handler's context learns about an accepted elicitation URL.
 
     Attributes:
@@ -108,11 +108,14 @@ class UrlFacts:
             ``("https", host, port)``.
     """
 
-    url: str
-    host: str
-    port: int
-    idn: bool
-    origin_mismatch: bool
+    __slots__ = ("url", "host", "port", "idn", "origin_mismatch")
+
+    def __init__(self, url: str, host: str, port: int, idn: bool, origin_mismatch: bool) -> None:
+        self.url = url
+        self.host = host
+        self.port = port
+        self.idn = idn
+        self.origin_mismatch = origin_mismatch
 
 
 class UrlRefused(ValueError):

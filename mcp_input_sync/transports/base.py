@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable, Optional
-
-from typing_extensions import Protocol
+from typing import Callable, Optional, Protocol
 
 #: Called on a reader thread with one raw message (a line, no newline needed), and,
 #: from transports that know it, the id of the request whose response stream carried it.

@@ -104,6 +104,13 @@ class CallTable:
                 self._drop(call)
             return call
 
+    def get(self, request_id: Any) -> Optional[Call]:
+        """The request in flight with this id, if any (it stays in the table)."""
+        if type(request_id) is not int:
+            return None
+        with self.lock:
+            return self._by_id.get(request_id)
+
     def forget(self, call: Call) -> Optional[list["Inbound"]]:
         """Remove a request that ends without its response.
 

@@ -1213,13 +1213,20 @@ class Client:
         if isinstance(error, LimitExceeded):
             self._stats.add("malformed")
             log.warning("mcp_input_sync: server %s: %s", self.server_id, error)
-        call = self._calls.pop(request_id)
-        if call is not None:
-            if isinstance(error, LimitExceeded):
-                call.failure = ClientError("protocol", f"{call.method} failed: {error}", check="limit")
-            else:
-                call.failure = ClientError("transport", f"{call.method} failed: {error}")
-            call.done.set()
+        call = self._calls.get(request_id)
+        tied = self._calls.forget(call) if call is not None else None
+        if call is None or tied is None:
+            return
+        for inbound in tied:  # the call ended without its result: so do its callbacks
+            inbound.token.cancel("call ended")
+        status = getattr(error, "status", None)
+        if isinstance(error, LimitExceeded):
+            call.failure = ClientError("protocol", f"{call.method} failed: {error}", check="limit")
+        elif status in (401, 403):
+            call.failure = ClientError("auth", str(error), data=getattr(error, "headers", None))
+        else:
+            call.failure = ClientError("transport", f"{call.method} failed: {error}")
+        call.done.set()
 
     def _listen_ended(self, request_id: Any) -> None:
         """Reader thread: the server ended our subscriptions/listen."""

@@ -25,10 +25,11 @@ import json
 import logging
 import socket
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Optional
 from urllib.parse import urlsplit
 
 from .._protocol.headers import argument_at
+from .._protocol.jsonrpc import decode
 from .._protocol.limits import DEFAULT_LIMITS, LimitExceeded
 from .._protocol.sse import SSEDecoder, SSEEventTooLarge, SSELimitError
 from .._runtime import RealBudget, start_thread
@@ -100,6 +101,25 @@ class _Stream:
             pass
 
 
+def _chunks(response: "requests.Response") -> Iterator[bytes]:
+    """The body's bytes as they arrive.
+
+    ``iter_content`` on a body that ends at connection close (no chunked
+    encoding, no Content-Length) waits for the close; ``read1`` returns what
+    has arrived, so a server request on such a stream is seen at once.
+    """
+    raw = response.raw
+    read1 = getattr(raw, "read1", None)
+    if getattr(raw, "chunked", True) or read1 is None or response.headers.get("Content-Length"):
+        yield from response.iter_content(chunk_size=None)
+        return
+    while True:
+        chunk = read1(65536, decode_content=True)
+        if not chunk:
+            return
+        yield chunk
+
+
 def _shutdown_socket(response: "requests.Response") -> None:
     raw = getattr(response, "raw", None)
     connection = getattr(raw, "_connection", None) or getattr(raw, "connection", None)
@@ -140,7 +160,9 @@ class HttpTransport:
         #: The server's origin (``scheme://host[:port]``), for URL elicitation checks.
         self.origin = origin_of(url)
         self.default_server_id = self.origin
-        self._session = session or requests.Session()
+        from ._abortable import abortable_session
+
+        self._session = session or abortable_session()
         self._session.verify = verify
         if auth is not None:
             self._session.auth = auth
@@ -153,6 +175,8 @@ class HttpTransport:
         self.session_id: Optional[str] = None
         self.protocol_version: Optional[str] = None
         self._streams: dict[int, _Stream] = {}
+        #: Threads posting a request (see :meth:`send`), with their abort handles.
+        self._posts: dict[int, tuple[threading.Thread, Any]] = {}
         self._stream_ids = itertools.count(1)
         self._lock = threading.Lock()
         self._closing = False
@@ -179,11 +203,49 @@ class HttpTransport:
         self._on_close = on_close
 
     def send(self, data: bytes) -> None:
-        """POST one message; deliver a JSON answer now, or read an SSE answer on a thread."""
+        """POST one message.
+
+        The handshake (``initialize``, ``server/discover``), notifications and
+        answers are posted on the caller's thread. Any other request is posted
+        on a named thread (``mcp-input-sync-http-<n>``), so a server that sends
+        its status line or body one byte at a time cannot hold the caller past
+        the call's own timeout; what goes wrong there reaches the client
+        through ``on_lost``.
+        """
         if self._closing:
             raise TransportClosed("HTTP transport is closed")
         message = json.loads(data)
         method = message.get("method") if isinstance(message, dict) else None
+        if method is not None and "id" in message and method not in ("initialize", "server/discover") and self.on_lost is not None:
+            self._post_later(data, message)
+            return
+        self._exchange(data, message, method)
+
+    def _post_later(self, data: bytes, message: Any) -> None:
+        from ._abortable import Abort, abortable
+
+        key = next(self._stream_ids)
+        request_id = message["id"]
+        handle = Abort()
+
+        def run() -> None:
+            try:
+                with abortable(handle):
+                    self._exchange(data, message, message.get("method"))
+            except Exception as exc:  # noqa: BLE001 - every failure ends this request alone
+                lost = self.on_lost
+                if lost is not None and not self._closing:
+                    lost(request_id, exc)
+            finally:
+                with self._lock:
+                    self._posts.pop(key, None)
+
+        with self._lock:
+            if self._closing:
+                raise TransportClosed("HTTP transport is closed")
+            self._posts[key] = (start_thread("http", run), handle)
+
+    def _exchange(self, data: bytes, message: Any, method: Optional[str]) -> None:
         if method == "initialize":
             self._initialize = data
             self.session_id = None
@@ -221,12 +283,21 @@ class HttpTransport:
         with self._lock:
             self._closing = True  # under the lock: no reader starts after this
             streams = list(self._streams.values())
+            posts = list(self._posts.values())
         self._closed_event.set()
+        for _, handle in posts:
+            handle.fire()
         for stream in streams:
             stream.abort()
         for stream in streams:
             if stream.thread is not None:
                 budget.join(stream.thread, share=0.5)
+        with self._lock:  # bodies that began to be read after the first sweep
+            late = list(self._streams.values())
+        for stream in late:
+            stream.abort()
+        for thread, _ in posts:
+            budget.join(thread, share=0.5)
         if self.session_id is not None:
             try:
                 self._session.delete(self.url, headers=self._base_headers(), timeout=(min(2.0, self._timeouts[0]), max(0.1, min(2.0, budget.left))))
@@ -302,6 +373,13 @@ class HttpTransport:
         if kind == "text/event-stream":
             self._read_stream(response, request_id)
             return
+        reading = _Stream(response, request_id)
+        key = next(self._stream_ids)
+        with self._lock:
+            if self._closing:
+                response.close()
+                raise TransportClosed("HTTP transport is closed")
+            self._streams[key] = reading
         try:
             body = self._read_body(response)
         except LimitExceeded as exc:
@@ -312,12 +390,14 @@ class HttpTransport:
         except Exception as exc:  # noqa: BLE001 - requests raises several kinds here
             raise TransportClosed(f"HTTP body could not be read: {exc}") from exc
         finally:
+            with self._lock:
+                self._streams.pop(key, None)
             response.close()
         delivered = False
         if kind == "application/json" and body:
             try:
-                answer = json.loads(body)
-            except ValueError:
+                answer = decode(body)
+            except ValueError:  # bad JSON, bad UTF-8, or nested too deeply to decode
                 answer = None
             if isinstance(answer, dict) and ("result" in answer or "error" in answer):
                 self._note_answer(answer, message)
@@ -385,7 +465,7 @@ class HttpTransport:
                     continue
                 data = event.data.encode("utf-8")
                 try:
-                    message = json.loads(data)
+                    message = decode(data)
                 except ValueError:
                     message = None
                 if isinstance(message, dict) and "method" not in message and message.get("id") == stream.request_id and stream.request_id is not None:
@@ -394,7 +474,7 @@ class HttpTransport:
             return done
 
         try:
-            for chunk in stream.response.iter_content(chunk_size=None):
+            for chunk in _chunks(stream.response):
                 if deliver(decoder.feed(chunk)):
                     answered = True
         except SSELimitError as exc:

@@ -150,7 +150,7 @@ class StdioTransport:
             raise TransportClosed("the server has not read its stdin for too long")
         try:
             view = memoryview(data)
-            waits = 0
+            stalled = 0.0  # real seconds without progress; a server that reads resets it
             while view:
                 try:
                     written = os.write(fd, view)
@@ -159,11 +159,14 @@ class StdioTransport:
                 except (OSError, ValueError) as exc:
                     raise TransportClosed(f"cannot write to the server: {exc}") from exc
                 view = view[written:]
+                if written:
+                    stalled = 0.0
                 if view:
-                    if waits * 0.25 >= self.write_timeout:
+                    if stalled >= self.write_timeout:
                         self._give_up("the server stopped reading its stdin")
-                    waits += 1
-                    select.select([], [fd], [], 0.25)
+                    ready = select.select([], [fd], [], 0.25)[1]
+                    if not ready:
+                        stalled += 0.25
         finally:
             self._write_lock.release()
 

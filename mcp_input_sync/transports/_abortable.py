@@ -1,0 +1,115 @@
+"""HTTP requests that another thread can abort, even before the response's headers arrive.
+
+``requests`` offers no way to stop a request blocked in a socket read: the
+timeout it takes applies to each read, so a server that sends its status
+line one byte a second holds a thread for as long as it likes. Here each
+connection a request uses is registered with that request's
+:class:`Abort`; :meth:`Abort.fire` shuts the socket down, which wakes the
+blocked read with an error. A connection made after ``fire`` is shut at once.
+
+Imported only by the HTTP transport (it imports ``requests`` and ``urllib3``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+from typing import Any, Iterator, Optional
+
+import requests.adapters
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+
+_local = threading.local()
+
+
+class Abort:
+    """The abort handle of one request (or a few, made one after another on one thread)."""
+
+    def __init__(self) -> None:
+        self.fired = False
+        self._connections: list[Any] = []
+        self._lock = threading.Lock()
+
+    def add(self, connection: Any) -> None:
+        with self._lock:
+            self._connections.append(connection)
+        if self.fired:
+            _shut(connection)
+
+    def fire(self) -> None:
+        """Shut every connection of the request; later ones are shut as they connect."""
+        self.fired = True
+        with self._lock:
+            connections = list(self._connections)
+        for connection in connections:
+            _shut(connection)
+
+
+def _shut(connection: Any) -> None:
+    sock: Optional[socket.socket] = getattr(connection, "sock", None)
+    if sock is not None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
+@contextlib.contextmanager
+def abortable(handle: Abort) -> Iterator[None]:
+    """Register the connections of the requests made in this block (on this thread) with ``handle``."""
+    _local.handle = handle
+    try:
+        yield
+    finally:
+        _local.handle = None
+
+
+class _Tracked:
+    _mis_abort: Optional[Abort] = None
+
+    def request(self, *args: Any, **kwargs: Any) -> Any:
+        handle = getattr(_local, "handle", None)
+        self._mis_abort = handle
+        if handle is not None:
+            handle.add(self)
+        return super().request(*args, **kwargs)  # type: ignore[misc]
+
+    def connect(self) -> None:
+        super().connect()  # type: ignore[misc]
+        handle = self._mis_abort
+        if handle is not None and handle.fired:
+            _shut(self)
+
+
+class _HTTPConnection(_Tracked, HTTPConnection):
+    pass
+
+
+class _HTTPSConnection(_Tracked, HTTPSConnection):
+    pass
+
+
+class _HTTPPool(HTTPConnectionPool):
+    ConnectionCls = _HTTPConnection
+
+
+class _HTTPSPool(HTTPSConnectionPool):
+    ConnectionCls = _HTTPSConnection
+
+
+class AbortableAdapter(requests.adapters.HTTPAdapter):
+    """An adapter whose direct connections register with the :func:`abortable` block in force."""
+
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = {"http": _HTTPPool, "https": _HTTPSPool}
+
+
+def abortable_session() -> requests.Session:
+    """A new session whose requests can be aborted (see the module docstring)."""
+    session = requests.Session()
+    session.mount("http://", AbortableAdapter())
+    session.mount("https://", AbortableAdapter())
+    return session

@@ -1,0 +1,98 @@
+"""Smoke tests of benchmarks/: every client script and the runner work on tiny cases.
+
+Nothing here is timed and no duration is asserted: the benchmark's numbers are
+produced by ``python benchmarks/run.py``, not by the test suite. Every client
+runs in a subprocess with a bounded timeout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
+SERVER = BENCH / "server.py"
+CLIENTS = {"raw": "raw_client.py", "sdk": "sdk_client.py", "lib": "client.py"}
+LIMIT_S = 60.0
+
+
+def run_client(client: str, scenario: str, n: int, concurrency: int = 1, modern: bool = False,
+               rusage: Path | None = None) -> dict[str, Any]:
+    server = [sys.executable, str(SERVER)] + (["--modern"] if modern else [])
+    if rusage is not None:
+        server += ["--rusage-file", str(rusage)]
+    argv = [sys.executable, str(BENCH / CLIENTS[client]), scenario, str(n), str(concurrency)] + server
+    done = subprocess.run(argv, check=False, capture_output=True, text=True, timeout=LIMIT_S,
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stdout[-800:] + done.stderr[-800:]
+    last = done.stdout.strip().splitlines()[-1]
+    line: dict[str, Any] = json.loads(last)
+    assert line["ok"] is True, line
+    return line
+
+
+@pytest.mark.parametrize("client", sorted(CLIENTS))
+@pytest.mark.parametrize(
+    ("scenario", "n", "concurrency", "modern"),
+    [("elicit", 5, 3, False), ("mrtr", 5, 1, True), ("log", 5, 1, False), ("idle", 1, 1, False)],
+)
+def test_client_meets_the_contract(client: str, scenario: str, n: int, concurrency: int, modern: bool,
+                                   tmp_path: Path) -> None:
+    rusage = tmp_path / "server-rusage.json"
+    line = run_client(client, scenario, n, concurrency, modern, rusage)
+    assert isinstance(line["work_wall"], float) and isinstance(line["work_cpu"], float)
+    if scenario == "idle":
+        assert line["count"] == 0
+    else:
+        assert line["count"] == n
+        assert line["server"]["count"] == n
+        if scenario != "log":
+            assert line["server"]["accepted"] == n
+    usage = json.loads(rusage.read_text())  # the server wrote its rusage at exit
+    assert set(usage) >= {"pid", "utime", "stime", "maxrss_kb"}
+
+
+@pytest.mark.parametrize("client", ["raw", "lib"])
+def test_connect_only_scenario(client: str) -> None:
+    assert run_client(client, "connect", 0)["count"] == 0
+
+
+def test_lib_log_count_is_delivered_plus_dropped() -> None:
+    # More than the default log burst: most entries are dropped by design and counted.
+    line = run_client("lib", "log", 400)
+    assert line["logs_delivered"] + line["logs_dropped"] == 400 == line["count"]
+
+
+def test_message_size_elicitation(tmp_path: Path) -> None:
+    argv = [sys.executable, str(BENCH / CLIENTS["lib"]), "elicit", "3", "1", sys.executable, str(SERVER)]
+    done = subprocess.run(argv, check=False, capture_output=True, text=True, timeout=LIMIT_S,
+                          stdin=subprocess.DEVNULL, env={**os.environ, "BENCH_SIZE": "2000"})
+    assert done.returncode == 0, done.stderr[-800:]
+    line = json.loads(done.stdout.strip().splitlines()[-1])
+    assert line["server"]["answer_bytes"] == 3 * 2000
+
+
+def run_runner(tmp_path: Path, *args: str) -> dict[str, Any]:
+    out = tmp_path / "out"
+    argv = [sys.executable, str(BENCH / "run.py"), "--quick", "--out", str(out), *args]
+    done = subprocess.run(argv, check=False, capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-1000:]
+    assert "runs valid" in (out / "table.txt").read_text()
+    data: dict[str, Any] = json.loads((out / "runs.json").read_text())
+    assert data["runs"] and all(r["ok"] for r in data["runs"])
+    return data
+
+
+def test_runner_quick(tmp_path: Path) -> None:
+    # The sdk column is left out to keep this fast; sdk_client.py has its own tests above.
+    data = run_runner(tmp_path, "--clients", "raw,lib", "--scaling", "--sizes", "s1k")
+    seen = {(r["case"], r["client"]) for r in data["runs"]}
+    for case in ("e1", "e8", "mrtr", "log", "idle", "fixed", "c1", "c8", "c64", "s1k"):
+        for client in ("raw", "lib"):
+            assert (case, client) in seen

@@ -21,6 +21,48 @@ if TYPE_CHECKING:
 ProgressCallback = Callable[[JsonDict], None]
 
 
+class Latch:
+    """A one-shot flag with the ``set``/``is_set``/``wait``/``clear`` of ``threading.Event``.
+
+    One lock instead of an Event's condition: waiting and waking cost a lock
+    operation each, where an Event allocates a lock per wait. Every call has
+    one, so this is on the path of every round trip.
+    """
+
+    __slots__ = ("_lock", "_set")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._lock.acquire()
+        self._set = False
+
+    def set(self) -> None:
+        if not self._set:
+            self._set = True
+            try:
+                self._lock.release()
+            except RuntimeError:  # a racing set() released it first
+                pass
+
+    def is_set(self) -> bool:
+        return self._set
+
+    def clear(self) -> None:
+        self._set = False
+        self._lock.acquire(blocking=False)
+
+    def wait(self, timeout: Optional[float] = None) -> bool:
+        """Block up to ``timeout`` real seconds (forever when None); True once set."""
+        if self._set:
+            return True
+        if self._lock.acquire(timeout=-1 if timeout is None else max(0.0, timeout)):
+            try:
+                self._lock.release()  # let any other waiter through too
+            except RuntimeError:
+                pass
+        return self._set
+
+
 class Call:
     """One request of the client waiting for its response."""
 
@@ -46,7 +88,7 @@ class Call:
         is_call: bool,
         assigns: Mapping[str, Any],
         clock: CallClock,
-        done: Optional[threading.Event] = None,
+        done: "Optional[threading.Event | Latch]" = None,
     ) -> None:
         self.id = request_id
         self.method = method
@@ -55,7 +97,7 @@ class Call:
         self.assigns = assigns
         self.clock = clock
         #: Set when the response (or a failure) arrives; several requests may share one.
-        self.done = done if done is not None else threading.Event()
+        self.done: "threading.Event | Latch" = done if done is not None else Latch()
         self.response: Optional[JsonDict] = None
         self.failure: Optional[ClientError] = None
         #: Server requests tied to this call and not yet answered.

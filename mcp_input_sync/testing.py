@@ -39,7 +39,10 @@ and answered by ``tasks/update``; in the legacy era they run as plain tools.
 Outside any tool, :meth:`FakeServer.request` asks the client and waits;
 :meth:`FakeServer.send_request` sends a request with an id you choose
 without waiting, and :meth:`FakeServer.wait_for_answer` waits for the
-client's response to that id.
+client's response to that id. :meth:`FakeServer.override` answers a
+method with a function of your own (a paged list, a silent handshake), and
+the ``on_message`` argument taps every message both ways (to validate or
+log the traffic).
 
 The server runs on a daemon thread named ``fake-server-<n>`` and each tool
 call on ``fake-server-<n>-tool-<k>``; every wait is bounded (``timeout``,
@@ -77,6 +80,10 @@ ToolFunction = Callable[["ToolCall"], ToolResult]
 PromptMessages = Union[str, list[JsonDict]]
 #: A prompt's messages, or a function of the ``prompts/get`` arguments returning them.
 PromptSource = Union[PromptMessages, Callable[[dict[str, str]], PromptMessages]]
+#: A tap on the traffic: ``on_message(direction, message)``, direction ``"received"`` or ``"sent"``.
+MessageTap = Callable[[str, JsonDict], None]
+#: An answer of your own to a request: ``answer(params)`` returns the result, or None for silence.
+RequestAnswer = Callable[[JsonDict], Optional[JsonDict]]
 
 MODERN_VERSION = "2026-07-28"
 LEGACY_VERSION = "2025-11-25"
@@ -355,6 +362,15 @@ class FakeServer:
             and logging; modern adds the tasks extension).
         timeout: the bound, in real seconds, of every wait (default 5).
         instructions: the ``instructions`` it sends, if any.
+        on_message: a tap on the traffic, e.g. to validate what the client
+            sends against the schema, or to log it. It is called with
+            ``("received", message)`` for every message the client sent,
+            before the fake handles it (and before it shows in
+            :attr:`received`), and with ``("sent", message)`` for every
+            message (dict) the fake sends, before it is sent (raw text or
+            bytes given to :meth:`send_raw` are not shown). It runs on the
+            fake's threads, possibly several at once: keep it quick and
+            thread-safe, and do not raise.
     """
 
     def __init__(
@@ -365,6 +381,7 @@ class FakeServer:
         *,
         timeout: float = 5.0,
         instructions: Optional[str] = None,
+        on_message: Optional[MessageTap] = None,
     ) -> None:
         if era not in ("legacy", "modern"):
             raise ValueError(f"era must be 'legacy' or 'modern', not {era!r}")
@@ -372,6 +389,7 @@ class FakeServer:
         self.version = version
         self.timeout = timeout
         self.instructions = instructions
+        self._on_message = on_message
         self._default_capabilities = capabilities is None
         if capabilities is None:
             capabilities = {"tools": {}, "logging": {}}
@@ -394,6 +412,7 @@ class FakeServer:
         self._tools: dict[str, _Tool] = {}
         self._resources: dict[str, _Resource] = {}
         self._prompts: dict[str, _Prompt] = {}
+        self._overrides: dict[str, RequestAnswer] = {}
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
         self._received: list[JsonDict] = []
@@ -472,6 +491,27 @@ class FakeServer:
         """Register ``fn(call) -> result dict | str`` as tool ``name`` (``task=True``: a modern task)."""
         with self._lock:
             self._tools[name] = _Tool(name, fn, task, description, input_schema or {"type": "object"})
+
+    def override(self, method: str, answer: Optional[RequestAnswer]) -> None:
+        """Answer the client's requests named ``method`` yourself, instead of the fake (both eras).
+
+        ``answer(params)`` gets the request's params (``{}`` when absent) and
+        returns the result, sent as it is (add ``resultType`` yourself in the
+        modern era); raising :class:`ToolError` answers with that JSON-RPC
+        error (any other exception with -32603, naming it); returning None
+        sends no answer at all. For example a paged
+        ``tools/list``, or a server that never answers the handshake::
+
+            fake.override("initialize", lambda params: None)
+
+        It runs on the fake's own thread, before any of the fake's checks:
+        keep it quick. ``answer=None`` gives ``method`` back to the fake.
+        """
+        with self._lock:
+            if answer is None:
+                self._overrides.pop(method, None)
+            else:
+                self._overrides[method] = answer
 
     # ------------------------------------------------------------------ resources and prompts
 
@@ -605,6 +645,8 @@ class FakeServer:
         if isinstance(message, dict):
             with self._lock:
                 self._sent.append(message)
+            if self._on_message is not None:
+                self._on_message("sent", message)
         self.peer.send(message)
 
     def notify(self, method: str, params: Optional[JsonDict] = None) -> None:
@@ -825,6 +867,8 @@ class FakeServer:
                 continue  # not JSON: nothing the client would send
             if message is None:
                 break
+            if self._on_message is not None:
+                self._on_message("received", message)
             with self._changed:
                 self._received.append(message)
                 self._changed.notify_all()
@@ -860,6 +904,20 @@ class FakeServer:
                     call.cancelled.set()
             return
         request_id = message["id"]
+        with self._lock:
+            answer = self._overrides.get(str(method))
+        if answer is not None:
+            try:
+                result = answer(params)
+            except ToolError as exc:
+                self._reply(request_id, error=exc.error())
+                return
+            except Exception as exc:  # a bug in the override: answered, so the fake keeps serving
+                self._reply(request_id, error={"code": -32603, "message": f"{type(exc).__name__}: {exc}"})
+                return
+            if result is not None:
+                self._reply(request_id, result)
+            return
         if self.era == "modern":
             self._modern(request_id, str(method), params)
         else:

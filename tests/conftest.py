@@ -7,8 +7,9 @@ from typing import Iterator
 
 import pytest
 
-from .fakeserver import FakeServer
-from .harness import Peer
+from mcp_input_sync.testing import FakeServer
+
+from .harness import Peer, recorded_server, schema_errors
 
 
 def library_threads() -> list[threading.Thread]:
@@ -31,16 +32,16 @@ def no_leaked_threads() -> Iterator[None]:
 
 @pytest.fixture
 def fake() -> Iterator[FakeServer]:
-    """A fake legacy server; its schema errors fail the test."""
-    server = FakeServer()
+    """The public kit's legacy fake (waits bounded at 10 s); what the client sends must match the schema."""
+    server = recorded_server(timeout=10.0)
     yield server
     server.close()
-    assert server.schema_errors == []
+    assert schema_errors(server) == []
 
 
 @pytest.fixture(params=["memory", "sdk"])
 def peer(request: pytest.FixtureRequest) -> Iterator[Peer]:
-    """The same test over the in-memory fake and over stdio to the official SDK's server."""
+    """The same test over the kit's in-memory fake and over stdio to the official SDK's server."""
 
     p = Peer(request.param)
     try:

@@ -21,6 +21,14 @@ def _key(request_id: Any) -> Any:
     return (type(request_id).__name__, json.dumps(request_id, sort_keys=True, default=repr))
 
 
+def _known(version: str) -> bool:
+    try:
+        wire_schema.canonical_version(version)
+    except ValueError:
+        return False
+    return True
+
+
 class Recorder:
     """Records both directions and validates what the client sends."""
 
@@ -41,8 +49,24 @@ class Recorder:
         if isinstance(msg, dict):
             self.note_inbound(msg)
 
+    def tap(self, direction: str, msg: JsonDict) -> None:
+        """The ``on_message`` tap of ``mcp_input_sync.testing.FakeServer``.
+
+        ``"received"``: the fake received it, so the client sent it;
+        ``"sent"``: the fake sends it to the client.
+        """
+        if direction == "received":
+            self.note_sent(msg)
+        else:
+            self.note_inbound(msg)
+
     def note_inbound(self, msg: JsonDict) -> None:
-        """A message the server sent to the client."""
+        """A message the server sent to the client (an InitializeResult sets the version)."""
+        result = msg.get("result")
+        if "method" not in msg and isinstance(result, dict) and "serverInfo" in result:
+            version = result.get("protocolVersion")
+            if isinstance(version, str) and _known(version):
+                self.version = version
         with self._cond:
             if "method" in msg and "id" in msg:
                 self._asked[_key(msg["id"])] = msg["method"]

@@ -1,4 +1,8 @@
-"""Client rules that need exact control of the wire: the in-memory fake server."""
+"""Client rules that need exact control of the wire: the public kit's in-memory fake server.
+
+Every server is built by ``harness.recorded_server``: what the client sends is
+validated against the schema as it goes (``schema_errors``).
+"""
 
 from __future__ import annotations
 
@@ -7,14 +11,15 @@ import logging
 import pickle
 import sys
 import threading
-from typing import Any
+from typing import Any, Callable, Optional
 
 import pytest
 
 import mcp_input_sync as mis
 
-from .fakeserver import STANDARD_TOOLS, FakeServer, ToolContext, text_result
-from .harness import PEERS_DIR
+from mcp_input_sync.testing import FakeServer, ToolCall, ToolResult, text_result
+
+from .harness import PEERS_DIR, recorded_server, schema_errors
 from .test_legacy_requests import Recording, in_thread, wait_idle
 
 JsonDict = dict[str, Any]
@@ -26,21 +31,42 @@ def open_client(server: FakeServer, handler: Any = None, **options: Any) -> mis.
     return mis.Client(server.transport, handler=handler, **options).open()
 
 
+def silent_handshake(server: FakeServer) -> FakeServer:
+    """Make ``server`` leave ``initialize`` unanswered."""
+    server.override("initialize", lambda params: None)
+    return server
+
+
+def fixed(answer: JsonDict) -> Callable[[JsonDict], Optional[JsonDict]]:
+    """An override answering every request with ``answer``."""
+    return lambda params: answer
+
+
+def answers_to(server: FakeServer, request_id: Any) -> list[JsonDict]:
+    """The client's responses to ``request_id`` (1 and "1" stay apart)."""
+    return [m for m in server.answers if m["id"] == request_id and type(m["id"]) is type(request_id)]
+
+
+def sent_method(server: FakeServer, method: str) -> list[JsonDict]:
+    """Every whole message named ``method`` the client sent."""
+    return [m for m in server.received if m.get("method") == method]
+
+
 # ---------------------------------------------------------------------------- handshake
 
 
 @pytest.mark.parametrize("answered", ["2025-11-25", "2025-06-18", "2025-03-26"])
 def test_each_legacy_version_a_server_answers_is_accepted(answered: str) -> None:
-    server = FakeServer(version=answered)
+    server = recorded_server(version=answered)
     with open_client(server, Recording()) as client:
         assert (client.era, client.protocol_version) == ("legacy", answered)
-        assert client.server_info == {"name": "fake", "version": "1"}
+        assert client.server_info == {"name": "fake-server", "version": "1"}
     server.close()
-    assert server.schema_errors == []
+    assert schema_errors(server) == []
 
 
 def test_a_2025_03_26_session_refuses_elicitation() -> None:
-    server = FakeServer(version="2025-03-26")
+    server = recorded_server(version="2025-03-26")
     with open_client(server, Recording()):
         answer = server.request("elicitation/create", FORM)
     assert answer["error"]["code"] == -32601
@@ -49,7 +75,7 @@ def test_a_2025_03_26_session_refuses_elicitation() -> None:
 
 @pytest.mark.parametrize("answered", ["2024-11-05", "2026-07-28", "banana"])
 def test_any_other_version_closes_with_a_protocol_error(answered: str) -> None:
-    server = FakeServer(version=answered)
+    server = recorded_server(version=answered)
     client = mis.Client(server.transport)
     with pytest.raises(mis.ClientError) as info:
         client.open()
@@ -59,18 +85,18 @@ def test_any_other_version_closes_with_a_protocol_error(answered: str) -> None:
 
 
 def test_a_forced_2025_06_18_offers_it_with_plain_elicitation_capability() -> None:
-    server = FakeServer()
+    server = recorded_server()
     with open_client(server, Recording(), protocol="2025-06-18") as client:
         assert client.protocol_version == "2025-06-18"
-    init = server.messages("initialize")[0]["params"]
+    init = server.requests_seen("initialize")[0]
     assert init["protocolVersion"] == "2025-06-18"
     assert init["capabilities"] == {"sampling": {}, "elicitation": {}, "roots": {"listChanged": True}}
     server.close()
-    assert server.schema_errors == []
+    assert schema_errors(server) == []
 
 
 def test_a_forced_version_the_server_does_not_echo_is_a_protocol_error() -> None:
-    server = FakeServer(version="2025-11-25")
+    server = recorded_server(version="2025-11-25")
     with pytest.raises(mis.ClientError) as info:
         open_client(server, protocol="2025-06-18")
     assert info.value.kind == "protocol"
@@ -78,7 +104,7 @@ def test_a_forced_version_the_server_does_not_echo_is_a_protocol_error() -> None
 
 
 def test_the_modern_era_is_refused_for_now() -> None:
-    server = FakeServer()
+    server = recorded_server()
     with pytest.raises(mis.ClientError) as info:
         open_client(server, protocol="modern")
     assert info.value.kind == "protocol"
@@ -86,7 +112,7 @@ def test_the_modern_era_is_refused_for_now() -> None:
 
 
 def test_an_unanswered_initialize_times_out() -> None:
-    server = FakeServer(answer_initialize=False)
+    server = silent_handshake(recorded_server())
     with pytest.raises(mis.ClientError) as info:
         open_client(server, timeout=0.2)
     assert info.value.kind == "timeout"
@@ -101,20 +127,20 @@ def test_sampling_tools_and_context_capabilities_follow_the_handler_and_options(
         def elicitation_modes(self) -> tuple[str, ...]:
             return ("form", "url")
 
-    server = FakeServer()
+    server = recorded_server()
     with open_client(server, Tools(), sampling={"context": True}):
         pass
-    assert server.messages("initialize")[0]["params"]["capabilities"]["sampling"] == {"context": {}, "tools": {}}
+    assert server.requests_seen("initialize")[0]["capabilities"]["sampling"] == {"context": {}, "tools": {}}
     server.close()
-    server = FakeServer()
+    server = recorded_server()
     with open_client(server, UrlToo()):
         pass
-    assert server.messages("initialize")[0]["params"]["capabilities"]["elicitation"] == {"form": {}, "url": {}}
+    assert server.requests_seen("initialize")[0]["capabilities"]["elicitation"] == {"form": {}, "url": {}}
     server.close()
 
 
 def test_nothing_starts_before_open_and_the_first_call_opens() -> None:
-    server = FakeServer(tools=STANDARD_TOOLS)
+    server = recorded_server(standard_tools=True)
     client = mis.Client(server.transport)
     assert (client.era, client.protocol_version, client.state) == (None, None, mis.ClientState.UNOPENED)
     assert server.received == []
@@ -128,7 +154,7 @@ def test_nothing_starts_before_open_and_the_first_call_opens() -> None:
 
 
 def test_an_unknown_method_gets_method_not_found() -> None:
-    server = FakeServer()
+    server = recorded_server()
     with open_client(server, Recording()) as client:
         answer = server.request("tasks/list", {})
         assert answer["error"]["code"] == -32601
@@ -150,7 +176,7 @@ def test_an_unknown_method_gets_method_not_found() -> None:
 )
 def test_malformed_params_get_invalid_params_before_any_callback(method: str, params: Any) -> None:
     handler = Recording()
-    server = FakeServer()
+    server = recorded_server()
     with open_client(server, handler) as client:
         answer = server.request(method, params)
         assert answer["error"]["code"] == -32602
@@ -160,7 +186,7 @@ def test_malformed_params_get_invalid_params_before_any_callback(method: str, pa
 
 
 def test_roots_list_without_params_is_answered() -> None:
-    server = FakeServer()
+    server = recorded_server()
     with open_client(server, Recording()):
         assert server.request("roots/list")["result"] == {"roots": [{"uri": "file:///srv/app", "name": "app"}]}
     server.close()
@@ -168,9 +194,10 @@ def test_roots_list_without_params_is_answered() -> None:
 
 @pytest.mark.parametrize("request_id", [0, "", "0", -1, 2**53])
 def test_ids_zero_and_empty_string_are_real_ids(request_id: Any) -> None:
-    server = FakeServer()
+    server = recorded_server()
     with open_client(server, Recording()):
-        answer = server.request("roots/list", id=request_id)
+        server.send_request(request_id, "roots/list")
+        answer = server.wait_for_answer(request_id)
         assert answer["id"] == request_id and type(answer["id"]) is type(request_id)
         assert "result" in answer
     server.close()
@@ -186,7 +213,7 @@ def test_a_request_reusing_the_id_of_an_unanswered_one_is_dropped(caplog: pytest
             gate.wait(WAIT)
             return {"action": "decline"}
 
-    server = FakeServer()
+    server = recorded_server()
     with open_client(server, Blocking()) as client:
         server.send_request(5, "elicitation/create", FORM)
         assert entered.wait(WAIT)
@@ -194,28 +221,29 @@ def test_a_request_reusing_the_id_of_an_unanswered_one_is_dropped(caplog: pytest
             server.send_request(5, "elicitation/create", FORM)
             server.send_request(5, "ping")
             server.send_request("sync", "ping")
-            server.wait_for(lambda m: m.get("id") == "sync")
+            server.wait_for_answer("sync")
         gate.set()
-        server.wait_for(lambda m: m.get("id") == 5)
+        server.wait_for_answer(5)
         wait_idle(client)
-    assert len(server.answers_to(5)) == 1
+    assert len(answers_to(server, 5)) == 1
     assert "reused the id" in caplog.text
     server.close()
 
 
 @pytest.mark.parametrize("bad_id", [None, 1.5, [1], {"a": 1}, True])
 def test_a_request_with_an_invalid_id_is_answered_invalid_request(bad_id: Any) -> None:
-    server = FakeServer()
+    server = recorded_server()
     with open_client(server, Recording()):
-        server.send({"jsonrpc": "2.0", "id": bad_id, "method": "roots/list"})
-        (answer,) = server.wait_for(lambda m: m.get("error", {}).get("code") == -32600)
-        assert answer["id"] is None
+        server.send_raw({"jsonrpc": "2.0", "id": bad_id, "method": "roots/list"})
+        answer = server.wait_for_answer(None)
+        assert answer["error"]["code"] == -32600
+        assert [m for m in server.answers if m.get("error", {}).get("code") == -32600] == [answer]
     server.close()
 
 
 def test_an_idle_request_is_untied_and_gets_the_client_assigns() -> None:
     handler = Recording()
-    server = FakeServer()
+    server = recorded_server()
     with open_client(server, handler, assigns={"tenant": "acme"}):
         server.request("roots/list")
     (_, _, ctx, _), = handler.seen
@@ -229,7 +257,7 @@ def test_a_callback_answer_that_is_not_a_json_object_answers_internal_error(bad:
         def list_roots(self, ctx: mis.InputContext) -> Any:
             return bad
 
-    server = FakeServer()
+    server = recorded_server()
     with open_client(server, Bad()) as client:
         assert server.request("roots/list")["error"]["code"] == -32603
         assert client.stats["served"] == 0
@@ -245,7 +273,7 @@ def test_a_callback_may_call_the_same_client() -> None:
             return {"action": "accept", "content": {"name": echoed["content"][0]["text"]}}
 
     handler = Reentrant()
-    server = FakeServer(tools=STANDARD_TOOLS)
+    server = recorded_server(standard_tools=True)
     with open_client(server, handler) as client:
         handler.client = client
         result = client.call_tool("elicit_form")
@@ -254,7 +282,7 @@ def test_a_callback_may_call_the_same_client() -> None:
 
 
 def test_a_client_is_safe_to_use_from_many_threads() -> None:
-    server = FakeServer(tools=STANDARD_TOOLS)
+    server = recorded_server(standard_tools=True)
     with open_client(server) as client:
         results: list[str] = []
         lock = threading.Lock()
@@ -271,7 +299,7 @@ def test_a_client_is_safe_to_use_from_many_threads() -> None:
         for t in threads:
             t.join(WAIT)
     assert sorted(results) == sorted(f"{i}-{j}" for i in range(8) for j in range(20))
-    ids = [m["id"] for m in server.messages("tools/call")]
+    ids = [m["id"] for m in sent_method(server, "tools/call")]
     assert len(set(ids)) == len(ids) == 160
     server.close()
 
@@ -280,17 +308,19 @@ def test_a_client_is_safe_to_use_from_many_threads() -> None:
 
 
 def test_an_is_error_result_is_returned_not_raised() -> None:
-    def failing(ctx: ToolContext) -> JsonDict:
+    server = recorded_server()
+
+    @server.tool
+    def failing(call: ToolCall) -> ToolResult:
         return {"content": [{"type": "text", "text": "nope"}], "isError": True}
 
-    server = FakeServer(tools={"failing": failing})
     with open_client(server) as client:
         assert client.call_tool("failing")["isError"] is True
     server.close()
 
 
 def test_list_methods_follow_next_cursor_across_pages() -> None:
-    server = FakeServer()
+    server = recorded_server()
     pages = {None: (["a", "b"], "p2"), "p2": (["c"], "p3"), "p3": ([], None)}
 
     def on_list(ctx_params: JsonDict) -> JsonDict:
@@ -300,38 +330,23 @@ def test_list_methods_follow_next_cursor_across_pages() -> None:
             result["nextCursor"] = cursor
         return result
 
-    original = server._on_request
-
-    def on_request(msg: JsonDict) -> None:
-        if msg["method"] == "tools/list":
-            server.send({"jsonrpc": "2.0", "id": msg["id"], "result": on_list(msg.get("params") or {})})
-        else:
-            original(msg)
-
-    server._on_request = on_request  # type: ignore[method-assign]
+    server.override("tools/list", on_list)
     with open_client(server) as client:
         assert [t["name"] for t in client.list_tools()] == ["a", "b", "c"]
     server.close()
 
 
 def test_read_resource_get_prompt_and_the_lists_send_their_methods() -> None:
-    server = FakeServer()
-    answers = {
+    server = recorded_server()
+    answers: dict[str, JsonDict] = {
         "resources/read": {"contents": [{"uri": "file:///a", "text": "A"}]},
         "prompts/get": {"messages": []},
         "resources/list": {"resources": [{"uri": "file:///a", "name": "a"}]},
         "resources/templates/list": {"resourceTemplates": []},
         "prompts/list": {"prompts": [{"name": "p"}]},
     }
-    original = server._on_request
-
-    def on_request(msg: JsonDict) -> None:
-        if msg["method"] in answers:
-            server.send({"jsonrpc": "2.0", "id": msg["id"], "result": answers[msg["method"]]})
-        else:
-            original(msg)
-
-    server._on_request = on_request  # type: ignore[method-assign]
+    for method, answer in answers.items():
+        server.override(method, fixed(answer))
     with open_client(server) as client:
         assert client.read_resource("file:///a")["contents"][0]["text"] == "A"
         assert client.get_prompt("p", {"x": "1"}) == {"messages": []}
@@ -339,20 +354,22 @@ def test_read_resource_get_prompt_and_the_lists_send_their_methods() -> None:
         assert client.list_resource_templates() == []
         assert client.list_prompts() == [{"name": "p"}]
         client.ping()
-    assert server.messages("prompts/get")[0]["params"] == {"name": "p", "arguments": {"x": "1"}}
+    assert server.requests_seen("prompts/get")[0] == {"name": "p", "arguments": {"x": "1"}}
     server.close()
-    assert server.schema_errors == []
+    assert schema_errors(server) == []
 
 
 def test_a_late_response_after_a_timeout_is_dropped() -> None:
     release = threading.Event()
 
-    def late(ctx: ToolContext) -> JsonDict:
+    server = recorded_server(standard_tools=True)
+
+    @server.tool
+    def late(call: ToolCall) -> ToolResult:
         release.wait(WAIT)
-        ctx.cancelled.clear()  # answer anyway, as a racing server would
+        call.cancelled.clear()  # answer anyway, as a racing server would
         return text_result("late")
 
-    server = FakeServer(tools={"late": late, **STANDARD_TOOLS})
     with open_client(server) as client:
         with pytest.raises(mis.ClientError) as info:
             client.call_tool("late", timeout=0.2)
@@ -363,21 +380,21 @@ def test_a_late_response_after_a_timeout_is_dropped() -> None:
 
 
 def test_notify_roots_changed_is_sent_only_with_list_roots() -> None:
-    server = FakeServer()
+    server = recorded_server()
     with open_client(server, Recording()) as client:
         client.notify_roots_changed()
-        server.wait_for(lambda m: m.get("method") == "notifications/roots/list_changed")
+        server.wait_for("notifications/roots/list_changed")
     server.close()
-    server = FakeServer()
+    server = recorded_server()
     with open_client(server) as client:
         client.notify_roots_changed()
         client.ping()
-    assert server.messages("notifications/roots/list_changed") == []
+    assert server.requests_seen("notifications/roots/list_changed") == []
     server.close()
 
 
 def test_a_client_used_after_fork_raises_closed() -> None:
-    server = FakeServer(tools=STANDARD_TOOLS)
+    server = recorded_server(standard_tools=True)
     with open_client(server) as client:
         client._pid = -1  # what a forked child sees: another pid
         with pytest.raises(mis.ClientError) as info:
@@ -387,10 +404,10 @@ def test_a_client_used_after_fork_raises_closed() -> None:
 
 
 def test_a_server_hanging_up_fails_calls_in_flight_with_transport() -> None:
-    server = FakeServer(tools=STANDARD_TOOLS)
+    server = recorded_server(standard_tools=True)
     with open_client(server) as client:
         thread, box = in_thread(client.call_tool, "slow", {"seconds": 30})
-        server.wait_for(lambda m: m.get("method") == "tools/call")
+        server.wait_for("tools/call")
         server.close()
         thread.join(WAIT)
         assert box["error"].kind == "transport"
@@ -398,13 +415,13 @@ def test_a_server_hanging_up_fails_calls_in_flight_with_transport() -> None:
 
 
 def test_garbage_lines_are_ignored_and_the_connection_carries_on(caplog: pytest.LogCaptureFixture) -> None:
-    server = FakeServer(tools=STANDARD_TOOLS)
+    server = recorded_server(standard_tools=True)
     with open_client(server) as client:
         with caplog.at_level(logging.WARNING, logger="mcp_input_sync"):
-            server.send(b"this is not json\n")
-            server.send(b"[1, 2]\n")
-            server.send(b"\xff\xfe\n")
-            server.send({"jsonrpc": "2.0", "id": 999999, "result": {}})  # unknown id
+            server.send_raw(b"this is not json\n")
+            server.send_raw(b"[1, 2]\n")
+            server.send_raw(b"\xff\xfe\n")
+            server.send_raw({"jsonrpc": "2.0", "id": 999999, "result": {}})  # unknown id
             assert client.call_tool("echo", {"text": "ok"})["content"][0]["text"] == "ok"
     assert "not JSON" in caplog.text
     server.close()
@@ -457,14 +474,14 @@ def test_the_server_stderr_goes_to_python_logging_sanitised(caplog: pytest.LogCa
     ],
 )
 def test_bad_options_raise_when_the_client_is_built(options: JsonDict, error: type) -> None:
-    server = FakeServer()
+    server = recorded_server()
     with pytest.raises(error):
         mis.Client(server.transport, **options)
     server.close()
 
 
 def test_a_per_call_timeout_of_none_is_refused() -> None:
-    server = FakeServer(tools=STANDARD_TOOLS)
+    server = recorded_server(standard_tools=True)
     with open_client(server) as client:
         with pytest.raises(TypeError):
             client.call_tool("echo", {"text": "x"}, timeout=None)  # type: ignore[arg-type]
@@ -531,7 +548,7 @@ class UrlHandler(mis.InputHandler):
     ],
 )
 def test_handle_url_elicitations_refuses_before_any_callback_or_reports_the_handler(handler: Any, error: mis.ClientError, kind: str, check: Any) -> None:
-    server = FakeServer()
+    server = recorded_server()
     with open_client(server, handler) as client:
         with pytest.raises(mis.ClientError) as info:
             client.handle_url_elicitations(error)
@@ -542,13 +559,13 @@ def test_handle_url_elicitations_refuses_before_any_callback_or_reports_the_hand
 
 
 def test_calls_made_while_another_thread_connects_wait_for_the_handshake() -> None:
-    server = FakeServer(answer_initialize=False, tools=STANDARD_TOOLS)
+    server = silent_handshake(recorded_server(standard_tools=True))
     client = mis.Client(server.transport, protocol="legacy")
     opener, opened = in_thread(client.open)
-    (init,) = server.wait_for(lambda m: m.get("method") == "initialize")
+    (init,) = server.wait_for("initialize")
     caller, called = in_thread(client.call_tool, "echo", {"text": "after the handshake"})
-    assert not server.messages("tools/call")  # nothing is sent before the handshake ends
-    server.send({"jsonrpc": "2.0", "id": init["id"], "result": {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "fake", "version": "1"}}})
+    assert not server.requests_seen("tools/call")  # nothing is sent before the handshake ends
+    server.send_raw({"jsonrpc": "2.0", "id": init["id"], "result": {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "fake", "version": "1"}}})
     opener.join(WAIT)
     caller.join(WAIT)
     assert called["value"]["content"][0]["text"] == "after the handshake"
@@ -561,10 +578,10 @@ def test_calls_made_while_another_thread_connects_wait_for_the_handshake() -> No
 def test_close_during_the_handshake_returns_at_once_and_open_raises_closed() -> None:
     import freezegun.api
 
-    server = FakeServer(answer_initialize=False)
+    server = silent_handshake(recorded_server())
     client = mis.Client(server.transport, protocol="legacy")
     opener, opened = in_thread(client.open)
-    server.wait_for(lambda m: m.get("method") == "initialize")
+    server.wait_for("initialize")
     started = freezegun.api.real_monotonic()
     client.close(timeout=1.0)
     assert freezegun.api.real_monotonic() - started < 2.0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -12,30 +12,9 @@ import mcp_input_sync as mis
 from mcp_input_sync.testing import FakeServer
 
 from .harness import Peer
-from .recorder import Recorder
 
 JsonDict = dict[str, Any]
 WAIT = 10.0
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeServer]:
-    """The public kit's legacy fake; what the client sent must match the schema."""
-    server = FakeServer(timeout=WAIT)
-    yield server
-    server.close()
-    assert schema_errors(server) == []
-
-
-def schema_errors(server: FakeServer) -> list[str]:
-    """Validate every message the client sent to ``server`` (its answers against the requests they answer)."""
-    recorder = Recorder()
-    recorder.version = server.negotiated
-    for message in server.sent:
-        recorder.note_inbound(message)
-    for message in server.received:
-        recorder.note_sent(message)
-    return recorder.schema_errors
 
 
 class Collecting(mis.InputHandler):

@@ -208,6 +208,65 @@ def test_requests_outside_a_tool(fake: FakeServer) -> None:
                 fake.request("roots/list", timeout=0.1)
 
 
+def test_on_message_taps_both_directions_in_order() -> None:
+    for era in ERAS:
+        seen: list[tuple[str, Any]] = []
+        lock = threading.Lock()
+
+        def tap(direction: str, message: Any) -> None:
+            with lock:
+                seen.append((direction, message))
+
+        with FakeServer(era=era, on_message=tap) as fake:
+            fake.add_tool("all_kinds", all_kinds)
+            with fake.client(handler=Handler()) as client:
+                assert text(client.call_tool("all_kinds")) == "12A hi file:///work"
+            fake.send_raw(b"raw bytes are not shown")
+            with lock:
+                received = [m for d, m in seen if d == "received"]
+                sent = [m for d, m in seen if d == "sent"]
+            assert received == fake.received  # every message the client sent, in order, before it was recorded
+            assert len(sent) == len(fake.sent) and all(m in fake.sent for m in sent)  # every dict the fake sent
+            assert any(m.get("method") == "tools/call" for m in received)
+
+
+def test_override_answers_a_method_or_stays_silent(fake: FakeServer) -> None:
+    complete = {"resultType": "complete"} if fake.era == "modern" else {}
+    pages = {None: (["a"], "p2"), "p2": (["b"], None)}
+
+    def paged(params: Any) -> Any:
+        names, cursor = pages[params.get("cursor")]
+        result = {**complete, "tools": [{"name": n, "inputSchema": {"type": "object"}} for n in names]}
+        if cursor:
+            result["nextCursor"] = cursor
+        return result
+
+    def refuse(params: Any) -> Any:
+        raise ToolError(-32000, "not today", {"why": "test"})
+
+    def buggy(params: Any) -> Any:
+        raise KeyError("oops")
+
+    fake.override("tools/list", paged)
+    fake.override("prompts/list", refuse)
+    fake.override("resources/list", lambda params: None)
+    fake.override("resources/templates/list", buggy)
+    with fake.client(handler=Handler(), timeout=0.3) as client:
+        assert [t["name"] for t in client.list_tools()] == ["a", "b"]
+        with pytest.raises(mis.ClientError) as refused:
+            client.list_prompts()
+        assert (refused.value.kind, refused.value.code) == ("remote", -32000)
+        with pytest.raises(mis.ClientError) as silent:
+            client.list_resources()
+        assert silent.value.kind == "timeout"
+        with pytest.raises(mis.ClientError) as bug:
+            client.list_resource_templates()
+        assert (bug.value.code, bug.value.message) == (-32603, "KeyError: 'oops'")
+        fake.override("tools/list", None)  # the fake's own answer again
+        assert [t["name"] for t in client.list_tools()] == ["all_kinds"]
+    assert [p.get("cursor") for p in fake.requests_seen("tools/list")] == [None, "p2", None]
+
+
 def test_cancellation_reaches_the_tool(fake: FakeServer) -> None:
     seen = threading.Event()
     started = threading.Event()

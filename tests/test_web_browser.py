@@ -34,8 +34,10 @@ from werkzeug.serving import make_server  # noqa: E402
 from mcp_input_sync.web import PendingInputBroker, WebHandler  # noqa: E402
 from mcp_input_sync.web.flask import blueprint  # noqa: E402
 
-from .fakeserver import FakeServer  # noqa: E402
-from .test_web_core import TOOLS, Background, wait_empty, wait_pending, web_client  # noqa: E402
+from mcp_input_sync.testing import FakeServer  # noqa: E402
+
+from .harness import schema_errors  # noqa: E402
+from .test_web_core import Background, wait_empty, wait_pending, web_client, web_server  # noqa: E402
 
 
 @pytest.fixture
@@ -78,10 +80,10 @@ def browser() -> Iterator[Any]:
 
 @pytest.fixture
 def server() -> Iterator[FakeServer]:
-    fake = FakeServer(tools=TOOLS)
+    fake = web_server()
     yield fake
     fake.close()
-    assert fake.schema_errors == []
+    assert schema_errors(fake) == []
 
 
 def png_size(data: bytes) -> tuple[int, int]:

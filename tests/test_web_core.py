@@ -13,7 +13,9 @@ import mcp_input_sync as mis
 from mcp_input_sync.web import InputNotFound, PendingInput, PendingInputBroker, WebElicitationHandler, WebHandler, field_errors
 from mcp_input_sync._protocol.forms import compile_form
 
-from .fakeserver import FakeServer, Tool, ToolContext, text_result
+from mcp_input_sync.testing import FakeServer, ToolCall, ToolResult
+
+from .harness import ask, recorded_server, schema_errors
 
 JsonDict = dict[str, Any]
 
@@ -46,12 +48,14 @@ URL_PARAMS: JsonDict = {
 }
 
 
-def asking(method: str, params: JsonDict) -> Tool:
-    """A fake tool that asks the client once and returns the response (result or error) as JSON text."""
+Tool = Callable[[ToolCall], ToolResult]
 
-    def tool(ctx: ToolContext) -> JsonDict:
-        response = ctx.request(method, params, timeout=30)
-        return text_result(json.dumps({k: v for k, v in response.items() if k in ("result", "error")}))
+
+def asking(method: str, params: JsonDict) -> Tool:
+    """A kit tool that asks the client once and returns the response (result or error) as JSON text."""
+
+    def tool(call: ToolCall) -> ToolResult:
+        return json.dumps(ask(call, method, params))
 
     return tool
 
@@ -113,12 +117,20 @@ def wait_empty(broker: PendingInputBroker, timeout: float = 5.0) -> None:
     assert len(broker) == 0
 
 
+def web_server() -> FakeServer:
+    """The kit's legacy fake serving ``TOOLS`` (waits bounded at 30 s); see ``harness.schema_errors``."""
+    fake = recorded_server(timeout=30.0)
+    for name, tool in TOOLS.items():
+        fake.add_tool(name, tool)
+    return fake
+
+
 @pytest.fixture
 def server() -> Iterator[FakeServer]:
-    fake = FakeServer(tools=TOOLS)
+    fake = web_server()
     yield fake
     fake.close()
-    assert fake.schema_errors == []
+    assert schema_errors(fake) == []
 
 
 def web_client(server: FakeServer, handler: mis.InputHandler, **options: Any) -> mis.Client:

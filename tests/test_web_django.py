@@ -14,8 +14,10 @@ from django.conf import settings  # noqa: E402
 
 from mcp_input_sync.web import PendingInput, PendingInputBroker, WebHandler  # noqa: E402
 
-from .fakeserver import FakeServer  # noqa: E402
-from .test_web_core import FORM, TOOLS, Background, wait_empty, wait_pending, web_client  # noqa: E402
+from mcp_input_sync.testing import FakeServer  # noqa: E402
+
+from .harness import schema_errors  # noqa: E402
+from .test_web_core import FORM, Background, wait_empty, wait_pending, web_client, web_server  # noqa: E402
 
 BROKER = PendingInputBroker()
 
@@ -75,10 +77,10 @@ def broker() -> Iterator[PendingInputBroker]:
 
 @pytest.fixture
 def server() -> Iterator[FakeServer]:
-    fake = FakeServer(tools=TOOLS)
+    fake = web_server()
     yield fake
     fake.close()
-    assert fake.schema_errors == []
+    assert schema_errors(fake) == []
 
 
 def test_full_flow_a_person_answers_a_real_call(broker: PendingInputBroker, server: FakeServer) -> None:

@@ -13,8 +13,10 @@ flask = pytest.importorskip("flask")
 from mcp_input_sync.web import PendingInput, PendingInputBroker, WebHandler  # noqa: E402
 from mcp_input_sync.web.flask import CSRF_FIELD, blueprint  # noqa: E402
 
-from .fakeserver import FakeServer  # noqa: E402
-from .test_web_core import FORM, TOOLS, URL_PARAMS, Background, wait_empty, wait_pending, web_client  # noqa: E402
+from mcp_input_sync.testing import FakeServer  # noqa: E402
+
+from .harness import schema_errors  # noqa: E402
+from .test_web_core import FORM, URL_PARAMS, Background, wait_empty, wait_pending, web_client, web_server  # noqa: E402
 
 JsonDict = dict[str, Any]
 
@@ -47,10 +49,10 @@ def park(broker: PendingInputBroker, kind: str = "form", user: str = "alice") ->
 
 @pytest.fixture
 def server() -> Iterator[FakeServer]:
-    fake = FakeServer(tools=TOOLS)
+    fake = web_server()
     yield fake
     fake.close()
-    assert fake.schema_errors == []
+    assert schema_errors(fake) == []
 
 
 def test_full_flow_a_person_answers_a_real_call(server: FakeServer) -> None:

@@ -22,8 +22,10 @@ if shutil.which("redis-server") is None:
 from mcp_input_sync.web import InputNotFound, PendingInput, WebHandler  # noqa: E402
 from mcp_input_sync.web.redis_broker import RedisBroker  # noqa: E402
 
-from .fakeserver import FakeServer  # noqa: E402
-from .test_web_core import FORM, TOOLS, VALID, Background, wait_pending, web_client  # noqa: E402
+from mcp_input_sync.testing import FakeServer  # noqa: E402
+
+from .harness import schema_errors  # noqa: E402
+from .test_web_core import FORM, VALID, Background, wait_pending, web_client, web_server  # noqa: E402
 
 ROOT = Path(__file__).parent.parent
 
@@ -73,10 +75,10 @@ def brokers(redis_url: str) -> Iterator[tuple[RedisBroker, RedisBroker]]:
 
 @pytest.fixture
 def server() -> Iterator[FakeServer]:
-    fake = FakeServer(tools=TOOLS)
+    fake = web_server()
     yield fake
     fake.close()
-    assert fake.schema_errors == []
+    assert schema_errors(fake) == []
 
 
 def park(broker: RedisBroker, user: str = "alice", kind: str = "form") -> PendingInput:

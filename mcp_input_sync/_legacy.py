@@ -14,7 +14,7 @@ import threading
 from functools import partial
 from typing import Any, Callable, Optional, Union
 
-from . import _clock
+from . import _clock, reflect
 from ._calls import Call, CallTable
 from ._protocol import jsonrpc
 from ._protocol import versions as v
@@ -46,6 +46,12 @@ def related_task(params: Any) -> Optional[str]:
     related = meta.get(RELATED_TASK) if isinstance(meta, dict) else None
     task_id = related.get("taskId") if isinstance(related, dict) else None
     return task_id if isinstance(task_id, str) else None
+
+
+def _loggable(text: str) -> str:
+    """Text a server chose (a method name, say), fit for the local log: no control
+    characters (no forged log lines), lone surrogates escaped (no logging error)."""
+    return reflect.text(text, 1024).encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 class Inbound:
@@ -120,10 +126,10 @@ class LegacyResponder:
             "mcp_input_sync: refused %s request from server %s: %s (check %s, code %d)%s",
             kind,
             self.server_id,
-            refusal.message,
+            _loggable(refusal.message),
             refusal.check,
             refusal.code,
-            f": {refusal.detail}" if refusal.detail else "",
+            f": {_loggable(refusal.detail)}" if refusal.detail else "",
             extra={"server_id": self.server_id, "kind": kind, "check": refusal.check, "code": refusal.code},
         )
 
@@ -137,8 +143,11 @@ class LegacyResponder:
                 self.reject(request_id, jsonrpc.INVALID_REQUEST, "invalid request")
 
     def reject(self, request_id: RequestId, code: int, message: str) -> None:
-        """Answer a request the client could not read, unless its id is already taken by an open one."""
-        if not self._is_open(request_id):
+        """Answer a request the client could not read, unless its id is already taken by an open one.
+
+        The 2026-07-28 era answers no server request, not even an unreadable one.
+        """
+        if self.era != v.MODERN and not self._is_open(request_id):
             self._send_message(jsonrpc.error(request_id, code, message))
 
     def _is_open(self, request_id: RequestId) -> bool:

@@ -165,7 +165,7 @@ class NotificationRouter:
             try:
                 self.handler.handle_notification(method, params, self._context())
             except BaseException:
-                log.exception("mcp_input_sync: handle_notification(%s) raised; skipped", method)
+                log.exception("mcp_input_sync: handle_notification(%r) raised; skipped", method)
         self._publish(method, params)
 
     def _deliver_log(self, params: JsonDict) -> None:
@@ -180,11 +180,13 @@ class NotificationRouter:
                 log.exception("mcp_input_sync: handle_log raised; skipped")
         else:
             level = _LOG_LEVELS.get(str(entry["level"]), logging.INFO)
+            # sanitised already; lone surrogates are escaped so no log handler fails on them
+            data = _escaped(str(entry.get("data")))
             logger = entry.get("logger")
             if logger is not None:
-                self.server_log.log(level, "[%s] %s", logger, entry.get("data"))
+                self.server_log.log(level, "[%s] %s", _escaped(str(logger)), data)
             else:
-                self.server_log.log(level, "%s", entry.get("data"))
+                self.server_log.log(level, "%s", data)
         self.stats.add("logs_delivered")
         self._publish("notifications/message", entry)
 
@@ -194,3 +196,12 @@ class NotificationRouter:
                 sub.callback(method, params)
             except BaseException:
                 log.exception("mcp_input_sync: subscriber %r raised; skipped", sub.callback)
+
+
+def _escaped(text: str) -> str:
+    """``text`` with lone surrogates written as ``\\udxxx``: any log handler can write it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text

@@ -89,7 +89,8 @@ def may_be_too_deep(line: Union[bytes, str], limit: int) -> bool:
 
 # A JSON string, possibly a key (then followed by a colon), or one bracket.
 _TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"(?:\s*:)?|[][{}]')
-_ID_VALUE = re.compile(rb'\s*(-?(?:0|[1-9][0-9]{0,17})(?![0-9.eE])|"(?:[^"\\\x00-\x1f]|\\.){0,256}")')
+# an id value, followed by what ends it (an integer cut short by the salvage window is no id)
+_ID_VALUE = re.compile(rb'\s*(-?(?:0|[1-9][0-9]{0,17})(?=\s*[,}])|"(?:[^"\\\x00-\x1f]|\\.){0,256}")')
 
 
 class Salvage:

@@ -116,7 +116,7 @@ class StdioTransport:
                         break
                     if len(line) == cap and line[-1] != 0x0A:
                         on_message(_drop_rest(line, readline))
-                    elif line.strip():
+                    elif not line.isspace():  # no copy of a long line just to test it
                         on_message(line)
             except (OSError, ValueError) as exc:  # ValueError: read on a closed file
                 error = exc

@@ -151,8 +151,8 @@ class LegacyResponder:
             self._send_message(jsonrpc.error(request_id, code, message))
 
     def _is_open(self, request_id: RequestId) -> bool:
-        with self.stats.lock:
-            return self.inbox.get(request_id) is not None
+        # one dict lookup is atomic: no lock (admit() re-checks under the lock)
+        return self.inbox.get(request_id) is not None
 
     def on_request(self, request_id: Any, method: str, params: Any, stream: Any = None) -> None:
         """Reader thread: one server request, checked in behaviour.md section 5's order."""

@@ -1,4 +1,4 @@
-"""HandlerPool: named daemon workers behind a bounded semaphore.
+"""HandlerPool: named daemon workers behind a bounded count of slots.
 
 It has the submit/shutdown shape of ``concurrent.futures.ThreadPoolExecutor``
 but its workers are daemon threads, so a callback that never returns cannot
@@ -33,7 +33,7 @@ class HandlerPool:
     def __init__(self, size: int, role: str = "worker") -> None:
         self.size = size
         self._role = role
-        self._slots = threading.BoundedSemaphore(size)
+        self._free = size  # slots not taken; guarded by _lock (cheaper than a Semaphore's condition)
         self._jobs: "queue.SimpleQueue[Optional[tuple[Job, str]]]" = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []
@@ -43,17 +43,27 @@ class HandlerPool:
 
     def try_acquire(self) -> bool:
         """Take a slot without blocking; False when all ``size`` are held."""
-        return self._slots.acquire(blocking=False)
+        with self._lock:
+            if self._free > 0:
+                self._free -= 1
+                return True
+            return False
 
     def release(self) -> None:
         """Give back a slot taken with :meth:`try_acquire` but not submitted."""
-        self._slots.release()
+        with self._lock:
+            self._give_back()
+
+    def _give_back(self) -> None:
+        if self._free >= self.size:
+            raise ValueError("a slot was released more often than it was taken")
+        self._free += 1
 
     def submit(self, job: Job, label: str) -> None:
         """Run ``job`` on a worker; the caller must hold a slot, released when ``job`` returns."""
         with self._lock:
             if self._shutdown:
-                self._slots.release()
+                self._give_back()
                 raise RuntimeError("pool is shut down")
             if self._idle == 0 and len(self._threads) < self.size:
                 self._threads.append(start_thread(self._role, self._work))
@@ -77,15 +87,15 @@ class HandlerPool:
             finally:
                 self._running.pop(me, None)
                 del item, job
-                self._slots.release()
+                with self._lock:
+                    self._give_back()
+                    self._idle += 1  # counted idle already: a job queued meanwhile waits only for the follow-up
             if follow_up is not None:
                 try:
                     follow_up()
                 except BaseException:
                     log.exception("mcp_input_sync: follow-up of worker job %s failed", label)
                 del follow_up
-            with self._lock:
-                self._idle += 1
 
     def shutdown(self, budget: RealBudget) -> list[str]:
         """Stop idle workers and wait for busy ones within ``budget``.

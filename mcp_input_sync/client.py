@@ -226,12 +226,15 @@ class Client:
         """The threads and engines of an opening client (never in the constructor)."""
         with self._state_lock:
             self._pid = os.getpid()
-            self._pool = HandlerPool(self._opts.max_server_requests)
+            self._watchdog = Watchdog()
+            self._watchdog.start()
+            # answers that cost a round trip each (HTTP POSTs) are better written by many workers at once
+            slow_answers = bool(getattr(self._transport, "slow_answers", False))
+            nudge = None if slow_answers else self._watchdog.watch_fast
+            self._pool = HandlerPool(self._opts.max_server_requests, nudge=nudge)
             self._pump = NotificationPump()
             self._pump.start()
             self._router.pump = self._pump
-            self._watchdog = Watchdog()
-            self._watchdog.start()
             self._responder = LegacyResponder(
                 handler=self._handler,
                 options=self._opts,

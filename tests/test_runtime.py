@@ -62,6 +62,62 @@ def test_the_pool_reuses_idle_workers() -> None:
     assert pool.shutdown(RealBudget(WAIT)) == []
 
 
+def lazy_pool(size: int) -> tuple[HandlerPool, Watchdog]:
+    watchdog = Watchdog()
+    watchdog.start()
+    return HandlerPool(size, nudge=watchdog.watch_fast), watchdog
+
+
+def test_a_lazy_pool_answers_fast_jobs_on_few_threads() -> None:
+    pool, watchdog = lazy_pool(8)
+    done = threading.Semaphore(0)
+    for i in range(400):  # bursts of 8, as a server at concurrency 8 sends them
+        if i % 8 == 0:
+            for _ in range(8 if i else 0):
+                assert done.acquire(timeout=WAIT)
+        assert pool.try_acquire()
+        pool.submit(done.release, f"job {i}")
+    for _ in range(8):
+        assert done.acquire(timeout=WAIT)
+    assert 1 <= len(pool._threads) < 8
+    assert pool.shutdown(RealBudget(WAIT)) == []
+    watchdog.stop(RealBudget(WAIT))
+
+
+def test_a_lazy_pool_starts_a_worker_for_a_job_stuck_behind_a_blocked_one() -> None:
+    pool, watchdog = lazy_pool(8)
+    gate = threading.Event()
+    running = threading.Semaphore(0)
+
+    def blocked() -> None:
+        running.release()
+        gate.wait(WAIT)
+
+    for i in range(8):  # eight callbacks that wait for a person, all at once
+        assert pool.try_acquire()
+        pool.submit(blocked, f"blocked {i}")
+    try:
+        for _ in range(8):
+            assert running.acquire(timeout=WAIT)  # every one runs: none waits behind another
+    finally:
+        gate.set()
+    assert pool.shutdown(RealBudget(WAIT)) == []
+    watchdog.stop(RealBudget(WAIT))
+
+
+def test_a_lazy_pool_never_starts_more_than_its_size() -> None:
+    pool, watchdog = lazy_pool(2)
+    gate = threading.Event()
+    for i in range(2):
+        assert pool.try_acquire()
+        pool.submit(lambda: gate.wait(WAIT), f"blocked {i}")
+    assert not pool.try_acquire()
+    gate.set()
+    assert pool.shutdown(RealBudget(WAIT)) == []
+    assert len(pool._threads) <= 2
+    watchdog.stop(RealBudget(WAIT))
+
+
 def test_a_raising_job_does_not_kill_its_worker(caplog: pytest.LogCaptureFixture) -> None:
     pool = HandlerPool(1)
     done = threading.Event()

@@ -19,6 +19,9 @@ from . import RealBudget, start_thread
 
 log = logging.getLogger("mcp_input_sync")
 
+#: Real seconds between calls of a fast watcher (see :meth:`Watchdog.watch_fast`).
+FAST = 0.004
+
 
 class Timer:
     """A scheduled callback; :meth:`cancel` stops it from firing."""
@@ -45,6 +48,7 @@ class Watchdog:
         self._stopped = False
         self._thread: Optional[threading.Thread] = None
         self._watchers: list[Callable[[], bool]] = []
+        self._fast: list[Callable[[], bool]] = []
 
     def start(self) -> None:
         self._thread = start_thread("watchdog", self._run)
@@ -76,6 +80,39 @@ class Watchdog:
             self._watchers.append(fn)
             self._cv.notify()
 
+    def watch_fast(self, fn: Callable[[], bool]) -> None:
+        """Like :meth:`watch`, but call ``fn`` every :data:`FAST` real seconds until it returns True.
+
+        For short real-time checks of progress, such as the handler pool's
+        decision to start a worker; ``fn`` must be quick.
+        """
+        with self._cv:
+            self._fast.append(fn)
+            self._cv.notify()
+
+    def _run_fast(self) -> None:
+        with self._cv:
+            fast = list(self._fast)
+        finished = []
+        for fn in fast:
+            try:
+                if fn():
+                    finished.append(fn)
+            except BaseException:
+                log.exception("mcp_input_sync: watchdog watcher failed")
+                finished.append(fn)
+        if finished:
+            with self._cv:
+                self._fast = [w for w in self._fast if w not in finished]
+
+    def _cap(self) -> Optional[float]:
+        """The longest real-time wait allowed now (None: no cap)."""
+        if self._fast:
+            return FAST
+        if self._watchers:
+            return 0.1
+        return None
+
     def _run_watchers(self) -> None:
         with self._cv:
             watchers = list(self._watchers)
@@ -94,6 +131,8 @@ class Watchdog:
     def _run(self) -> None:
         cv = self._cv
         while True:
+            if self._fast:
+                self._run_fast()
             if self._watchers:
                 self._run_watchers()
             due: list[Timer] = []
@@ -104,7 +143,8 @@ class Watchdog:
                 while heap and heap[0][2].cancelled:
                     heapq.heappop(heap)
                 if not heap:
-                    cv.wait(_clock.MAX_WAIT if self._watchers else None)
+                    cap = self._cap()
+                    cv.wait(None if cap is None else min(cap, _clock.MAX_WAIT))
                     continue
                 now = _clock.monotonic()
                 while heap and (heap[0][2].cancelled or heap[0][0] <= now):
@@ -112,7 +152,8 @@ class Watchdog:
                     if not timer.cancelled:
                         due.append(timer)
                 if not due:
-                    cv.wait(min(heap[0][0] - now, _clock.MAX_WAIT, 0.1 if self._watchers else _clock.MAX_WAIT))
+                    cap = self._cap()
+                    cv.wait(min(heap[0][0] - now, _clock.MAX_WAIT, _clock.MAX_WAIT if cap is None else cap))
                     continue
             for timer in due:
                 fn = timer.fn

@@ -10,6 +10,17 @@ A job may return a follow-up callable, run on the same worker right after
 the slot is released: the client writes a callback's answer there, so the
 slot is already free when the server, having read the answer, sends its next
 request.
+
+Workers are started when they are needed, and no sooner. A job that finds
+no idle worker waits in the queue for a busy one, as long as the queue
+moves: fast callbacks answer thousands of requests a second on one or two
+threads, where a thread per request would spend its time handing the
+interpreter lock around. When a job queued before the previous ``nudge``
+check (a few milliseconds of real time, measured by the watchdog's waits
+and counters, never by a clock) is still waiting, the callbacks ahead of it
+are slow or blocked, and a worker is started for every waiting job, up to
+``size``. Without a ``nudge`` every job that finds no idle worker gets a
+new one at once.
 """
 
 from __future__ import annotations
@@ -30,14 +41,20 @@ Job = Callable[[], FollowUp]
 class HandlerPool:
     """At most ``size`` jobs at once, each on a daemon worker thread."""
 
-    def __init__(self, size: int, role: str = "worker") -> None:
+    def __init__(self, size: int, role: str = "worker", nudge: Optional[Callable[[Callable[[], bool]], None]] = None) -> None:
         self.size = size
         self._role = role
+        self._nudge = nudge
         self._free = size  # slots not taken; guarded by _lock (cheaper than a Semaphore's condition)
         self._jobs: "queue.SimpleQueue[Optional[tuple[Job, str]]]" = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []
-        self._idle = 0
+        self._idle = 0  # workers waiting for a job and not yet promised one
+        self._waiting = 0  # queued jobs no idle worker was promised to
+        self._queued = 0  # jobs that ever had to wait
+        self._taken = 0  # of those, how many a worker took
+        self._mark = 0  # _queued at the previous check
+        self._checking = False
         self._running: dict[threading.Thread, str] = {}
         self._shutdown = False
 
@@ -65,11 +82,37 @@ class HandlerPool:
             if self._shutdown:
                 self._give_back()
                 raise RuntimeError("pool is shut down")
-            if self._idle == 0 and len(self._threads) < self.size:
+            nudge = None
+            if self._idle > 0:
+                self._idle -= 1
+            elif not self._threads or (self._nudge is None and len(self._threads) < self.size):
                 self._threads.append(start_thread(self._role, self._work))
             else:
-                self._idle -= 1
+                self._waiting += 1
+                self._queued += 1
+                if not self._checking and self._nudge is not None and len(self._threads) < self.size:
+                    self._checking = True
+                    nudge = self._nudge
         self._jobs.put((job, label))
+        if nudge is not None:
+            nudge(self._check)
+
+    def _check(self) -> bool:
+        """Watchdog thread, every nudge period while jobs wait: start workers when none finished."""
+        with self._lock:
+            if self._shutdown or self._waiting == 0 or len(self._threads) >= self.size:
+                self._checking = False
+                return True
+            if self._taken >= self._mark:  # every job queued before the last check was taken
+                self._mark = self._queued
+                return False
+            for _ in range(min(self._waiting, self.size - len(self._threads))):
+                self._threads.append(start_thread(self._role, self._work))
+                self._waiting -= 1
+                self._taken += 1
+            self._mark = self._queued
+            self._checking = self._waiting > 0 and len(self._threads) < self.size
+            return not self._checking
 
     def _work(self) -> None:
         me = threading.current_thread()
@@ -89,7 +132,12 @@ class HandlerPool:
                 del item, job
                 with self._lock:
                     self._give_back()
-                    self._idle += 1  # counted idle already: a job queued meanwhile waits only for the follow-up
+                    # free already: a job queued meanwhile waits only for the follow-up
+                    if self._waiting > 0:
+                        self._waiting -= 1  # this worker takes a waiting job next
+                        self._taken += 1
+                    else:
+                        self._idle += 1
             if follow_up is not None:
                 try:
                     follow_up()

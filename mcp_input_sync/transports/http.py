@@ -139,6 +139,8 @@ class HttpTransport:
 
     #: Server requests are tied to the call whose POST stream carried them.
     ties_by_stream = True
+    #: Each answer is a POST: the client's handler pool starts a worker per request at once.
+    slow_answers = True
 
     def __init__(
         self,

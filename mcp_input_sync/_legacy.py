@@ -104,6 +104,9 @@ class LegacyResponder:
         self.inbox: LegacyInbox[Inbound] = LegacyInbox()
         #: HTTP: tie server requests to the call whose stream carried them (not to the only call).
         self.ties_by_stream = False
+        #: stdio: hold an answer back while another follows at once (``send_later``), and write it (``flush``).
+        self.send_later: Optional[Callable[[bytes], bool]] = None
+        self.flush: Optional[Callable[[], None]] = None
         self.closing = False
 
     # ------------------------------------------------------------------ reader thread
@@ -276,11 +279,41 @@ class LegacyResponder:
         if timer is not None:
             timer.cancel()
         try:
-            self.send(data)
+            later = self.send_later
+            if later is not None and self.pool.has_queued():
+                # another answer follows at once: write them together, waking the server once
+                if later(data):
+                    # no wake-up of its own: while jobs wait the watchdog runs fast checks anyway
+                    self.watchdog.watch_fast(self._flush_soon(), wake=False)
+            else:
+                self.send(data)
         except TransportClosed:
             log.debug("mcp_input_sync: answer to %r not sent: transport closed", entry.id)
         self._untie(entry)
         return True
+
+    def _flush_soon(self) -> Callable[[], bool]:
+        """A watchdog check that writes held-back answers one period later at the latest.
+
+        Normally the worker's next answer writes them; this covers a next
+        callback that waits for a person.
+        """
+        calls = 0
+
+        def check() -> bool:
+            nonlocal calls
+            calls += 1
+            if calls < 2:
+                return False  # give the worker one period to write it with its next answer
+            flush = self.flush
+            if flush is not None:
+                try:
+                    flush()
+                except TransportClosed:
+                    pass
+            return True
+
+        return check
 
     def _untie(self, entry: Inbound) -> None:
         if entry.call is not None:

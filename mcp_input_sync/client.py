@@ -248,6 +248,10 @@ class Client:
                 checks=InputChecks(CheckConfig(), *self._opts.input_rate_limit, _clock.monotonic()),
             )
             self._responder.ties_by_stream = bool(getattr(self._transport, "ties_by_stream", False))
+            send_later = getattr(self._transport, "send_later", None)
+            flush = getattr(self._transport, "flush", None)
+            if send_later is not None and flush is not None:
+                self._responder.send_later, self._responder.flush = send_later, flush
             if hasattr(self._transport, "on_lost"):
                 self._transport.on_lost = self._on_lost
             self._router.log_budget = TokenBucket(*self._opts.log_rate_limit, _clock.monotonic())

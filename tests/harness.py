@@ -222,8 +222,13 @@ class RecordingStdio(StdioTransport):
 
     def send(self, data: bytes) -> None:
         # record first: once written, the server may answer and the test move on
-        self.recorder.on_sent(data)
+        if data:
+            self.recorder.on_sent(data)
         super().send(data)
+
+    def send_later(self, data: bytes) -> bool:
+        self.recorder.on_sent(data)
+        return super().send_later(data)
 
 
 class Peer:

@@ -80,15 +80,18 @@ class Watchdog:
             self._watchers.append(fn)
             self._cv.notify()
 
-    def watch_fast(self, fn: Callable[[], bool]) -> None:
+    def watch_fast(self, fn: Callable[[], bool], wake: bool = True) -> None:
         """Like :meth:`watch`, but call ``fn`` every :data:`FAST` real seconds until it returns True.
 
         For short real-time checks of progress, such as the handler pool's
-        decision to start a worker; ``fn`` must be quick.
+        decision to start a worker; ``fn`` must be quick. With ``wake=False``
+        the watchdog is woken for it only when no other fast check runs
+        (one that does keeps the watchdog waking every :data:`FAST` seconds).
         """
         with self._cv:
             self._fast.append(fn)
-            self._cv.notify()
+            if wake or len(self._fast) == 1:
+                self._cv.notify()
 
     def _run_fast(self) -> None:
         with self._cv:

@@ -76,6 +76,10 @@ class HandlerPool:
             raise ValueError("a slot was released more often than it was taken")
         self._free += 1
 
+    def has_queued(self) -> bool:
+        """True when a job is waiting for a worker (another answer is about to follow)."""
+        return not self._jobs.empty()
+
     def submit(self, job: Job, label: str) -> None:
         """Run ``job`` on a worker; the caller must hold a slot, released when ``job`` returns."""
         with self._lock:

@@ -50,6 +50,9 @@ class StdioTransport:
         self._stdin_fd: Optional[int] = None
         #: Real seconds one message may take to write before the server is given up on.
         self.write_timeout = 10.0
+        #: Answers held back by :meth:`send_later`, written with the next write.
+        self._pending: list[bytes] = []
+        self._pending_size = 0
         #: Longest line (newline excluded) read from the server; longer ones are dropped.
         self.max_message = DEFAULT_LIMITS["message_bytes"]
         self._stderr_log = logging.getLogger(f"mcp_input_sync.server.{self.default_server_id}")
@@ -135,13 +138,44 @@ class StdioTransport:
 
         self._threads = [start_thread("reader", read_stdout), start_thread("stderr", read_stderr)]
 
+    def send_later(self, data: bytes) -> bool:
+        """Hold ``data`` back to be written with the next write (or :meth:`flush`).
+
+        The client holds back an answer while more answers are about to
+        follow, so a burst of answers reaches the server in one write and
+        wakes it once. Whoever holds data back must see that it is flushed
+        soon. Returns True when the buffer was empty before (the caller then
+        arranges that flush); past 64 KB the buffer is written at once.
+        """
+        if self._stdin_fd is None or self._closing:
+            raise TransportClosed("stdio transport is closed")
+        if not self._write_lock.acquire(timeout=self.write_timeout):
+            raise TransportClosed("the server has not read its stdin for too long")
+        try:
+            first = not self._pending
+            self._pending.append(data)
+            self._pending_size += len(data)
+            if self._pending_size < 65536:
+                return first
+        finally:
+            self._write_lock.release()
+        self.flush()
+        return False
+
+    def flush(self) -> None:
+        """Write what :meth:`send_later` held back, if anything."""
+        if self._pending:
+            self.send(b"")
+
     def send(self, data: bytes) -> None:
         """Write one line to the server's stdin, within ``write_timeout`` real seconds.
 
-        The pipe is non-blocking: a server that stops reading its stdin cannot
-        hang a caller, the watchdog or ``close()``. A write that cannot finish
-        in time leaves half a line in the pipe, so the server is killed and the
-        connection ends (calls in flight raise ``ClientError(kind="transport")``).
+        Anything held back by :meth:`send_later` goes first, in the same
+        write. The pipe is non-blocking: a server that stops reading its
+        stdin cannot hang a caller, the watchdog or ``close()``. A write that
+        cannot finish in time leaves half a line in the pipe, so the server
+        is killed and the connection ends (calls in flight raise
+        ``ClientError(kind="transport")``).
         """
         fd = self._stdin_fd
         if fd is None or self._closing:
@@ -149,6 +183,11 @@ class StdioTransport:
         if not self._write_lock.acquire(timeout=self.write_timeout):
             raise TransportClosed("the server has not read its stdin for too long")
         try:
+            if self._pending:
+                self._pending.append(data)
+                data = b"".join(self._pending)
+                self._pending = []
+                self._pending_size = 0
             view = memoryview(data)
             stalled = 0.0  # real seconds without progress; a server that reads resets it
             while view:
@@ -191,6 +230,11 @@ class StdioTransport:
         proc = self.process
         if proc is not None:
             # a writer stuck on a full pipe holds the lock: then skip to terminate and kill
+            if self._pending:
+                try:
+                    self.flush()  # answers held back still reach the server
+                except TransportClosed:
+                    pass
             if self._write_lock.acquire(timeout=min(0.2, budget.left)):
                 try:
                     if self._stdin is not None:

@@ -82,3 +82,28 @@ def test_answers_of_a_burst_reach_the_server_while_a_later_callback_still_waits(
         assert client.stats["served"] == n
     assert heard.is_set()
     assert held, "no answer of the burst was held back: this test did not test batching"
+
+
+def test_answers_held_back_are_written_before_stdin_is_closed(tmp_path: Path) -> None:
+    record = tmp_path / "stdin.bin"
+    script = tmp_path / "record_stdin.py"
+    script.write_text(f"import sys\nopen({str(record)!r}, 'wb').write(sys.stdin.buffer.read())\n")
+    transport = StdioTransport([sys.executable, str(script)])
+    transport.start(lambda line, stream=None: None, lambda error: None)
+    assert transport.send_later(b'{"jsonrpc":"2.0","id":1,"result":{}}\n') is True
+    assert transport.send_later(b'{"jsonrpc":"2.0","id":2,"result":{}}\n') is False
+    transport.close(5.0)
+    assert record.read_bytes() == b'{"jsonrpc":"2.0","id":1,"result":{}}\n{"jsonrpc":"2.0","id":2,"result":{}}\n'
+
+
+def test_a_send_writes_what_was_held_back_first(tmp_path: Path) -> None:
+    record = tmp_path / "stdin.bin"
+    script = tmp_path / "record_stdin.py"
+    script.write_text(f"import sys\nopen({str(record)!r}, 'wb').write(sys.stdin.buffer.read())\n")
+    transport = StdioTransport([sys.executable, str(script)])
+    transport.start(lambda line, stream=None: None, lambda error: None)
+    transport.send_later(b"a\n")
+    transport.send(b"b\n")
+    transport.flush()  # nothing left: writes nothing
+    transport.close(5.0)
+    assert record.read_bytes() == b"a\nb\n"

@@ -162,6 +162,25 @@ class StdioTransport:
         self.flush()
         return False
 
+    def _write_pending(self, budget: RealBudget) -> None:
+        """Closing (write lock held): answers held back still reach a server that reads, within the budget."""
+        fd = self._stdin_fd
+        if not self._pending or fd is None:
+            return
+        view = memoryview(b"".join(self._pending))
+        self._pending = []
+        self._pending_size = 0
+        pause = threading.Event()
+        for _ in range(20):  # at most 20 short waits of the budget
+            try:
+                view = view[os.write(fd, view) :]
+            except BlockingIOError:
+                pass
+            except (OSError, ValueError):
+                return
+            if not view or pause.wait(budget.take(0.01)) or budget.left <= 0:
+                return
+
     def flush(self) -> None:
         """Write what :meth:`send_later` held back, if anything."""
         if self._pending:
@@ -230,13 +249,9 @@ class StdioTransport:
         proc = self.process
         if proc is not None:
             # a writer stuck on a full pipe holds the lock: then skip to terminate and kill
-            if self._pending:
-                try:
-                    self.flush()  # answers held back still reach the server
-                except TransportClosed:
-                    pass
             if self._write_lock.acquire(timeout=min(0.2, budget.left)):
                 try:
+                    self._write_pending(budget)
                     if self._stdin is not None:
                         self._stdin.close()
                 except OSError:

@@ -21,7 +21,7 @@ from ._protocol import versions as v
 from ._protocol.checks import InputChecks, Prepared, Refusal
 from ._protocol.inbox import LegacyInbox
 from ._protocol.jsonrpc import JsonDict, RequestId
-from ._runtime.watchdog import Timer, Watchdog
+from ._runtime.watchdog import Watchdog
 from ._runtime.workers import HandlerPool
 from ._stats import Stats
 from .errors import InputRefused
@@ -57,7 +57,7 @@ def _loggable(text: str) -> str:
 class Inbound:
     """One server request being answered by a callback."""
 
-    __slots__ = ("id", "method", "kind", "token", "call", "timer", "task_id")
+    __slots__ = ("id", "method", "kind", "token", "call", "deadline", "limit", "task_id")
 
     def __init__(self, request_id: RequestId, method: str, kind: str) -> None:
         self.id = request_id
@@ -68,7 +68,9 @@ class Inbound:
         self.token = CancelToken()
         #: The call this request is tied to, or None.
         self.call: Optional[Call] = None
-        self.timer: Optional[Timer] = None
+        #: When its handler_timeout runs out (library clock), and that timeout.
+        self.deadline = 0.0
+        self.limit = 0.0
 
 
 class LegacyResponder:
@@ -104,6 +106,8 @@ class LegacyResponder:
         self.inbox: LegacyInbox[Inbound] = LegacyInbox()
         #: HTTP: tie server requests to the call whose stream carried them (not to the only call).
         self.ties_by_stream = False
+        #: A deadline sweep is registered with the watchdog (guarded by ``stats.lock``).
+        self._sweeping = False
         #: stdio: hold an answer back while another follows at once (``send_later``), and write it (``flush``).
         self.send_later: Optional[Callable[[bytes], bool]] = None
         self.flush: Optional[Callable[[], None]] = None
@@ -185,9 +189,14 @@ class LegacyResponder:
             self.refuse(request_id, kind, BUSY)
             return
         entry = Inbound(request_id, method, kind)
+        limit = entry.limit = self.options.handler_timeout[kind]
+        entry.deadline = now + limit
         with self.stats.lock:
             closing = self.closing
             admitted = not closing and self.inbox.admit(request_id, entry)
+            arm = admitted and not self._sweeping
+            if arm:
+                self._sweeping = True
         if not admitted:
             pool.release()
             if closing:
@@ -195,8 +204,8 @@ class LegacyResponder:
             return
         entry.task_id = related_task(params)
         entry.call = self.calls.tie(entry, now, entry.task_id, stream, self.ties_by_stream)
-        limit = self.options.handler_timeout[kind]
-        entry.timer = self.watchdog.schedule(now + limit, lambda: self._timed_out(entry, limit))
+        if arm:  # one sweep of deadlines while requests are open, not a timer per request
+            self.watchdog.watch(self._sweep)
         try:
             pool.submit(lambda: self._run(entry, prepared), f"{method} {request_id!r}")
         except RuntimeError:  # the pool shut down meanwhile
@@ -209,8 +218,6 @@ class LegacyResponder:
         if entry is None:
             return
         entry.token.cancel("cancelled by the server")
-        if entry.timer is not None:
-            entry.timer.cancel()
         self._untie(entry)
 
     # ------------------------------------------------------------------ worker thread
@@ -275,9 +282,6 @@ class LegacyResponder:
                 return False  # timed out, cancelled or answered at close: the late result is dropped
             if count is not None:
                 self.stats.add_locked(count)
-        timer = entry.timer
-        if timer is not None:
-            timer.cancel()
         try:
             later = self.send_later
             if later is not None and self.pool.has_queued():
@@ -318,6 +322,29 @@ class LegacyResponder:
     def _untie(self, entry: Inbound) -> None:
         if entry.call is not None:
             self.calls.untie(entry, entry.call, _clock.monotonic())
+
+    def _sweep(self) -> bool:
+        """Watchdog thread, on every wake (at least every 0.1 s) while requests are open.
+
+        Answers -32603 to each whose handler_timeout ran out; returns True
+        (stop sweeping) once none is open.
+        """
+        now = _clock.monotonic()
+        with self.stats.lock:
+            entries = list(self.inbox)
+        try:
+            for entry in entries:
+                if entry.deadline <= now:
+                    self._timed_out(entry, entry.limit)
+        except BaseException:  # the watchdog drops a failing watcher: the next request re-arms it
+            with self.stats.lock:
+                self._sweeping = False
+            raise
+        with self.stats.lock:
+            if len(self.inbox) == 0:
+                self._sweeping = False
+                return True
+        return False
 
     def _timed_out(self, entry: Inbound, limit: float) -> None:
         """Watchdog thread: a callback ran past handler_timeout.

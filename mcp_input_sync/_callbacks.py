@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+import logging
+from typing import Any, Mapping, Optional, Union
 
-from ._protocol.checks import Prepared
+from ._protocol.checks import InputChecks, Prepared, Refusal
+from ._protocol.jsonrpc import INTERNAL_ERROR, JsonDict
 from .handler import CancelToken, InputContext, InputHandler
 
 
@@ -34,6 +36,18 @@ def input_context(
         fields=prepared.fields,
         token=token,
     )
+
+
+log = logging.getLogger("mcp_input_sync")
+
+
+def checked_answer(checks: InputChecks, prepared: Prepared, value: Any) -> Union[Refusal, JsonDict]:
+    """``checks.answer``; an answer too strange to check (the checks raise on it) is an invalid answer."""
+    try:
+        return checks.answer(prepared, value)
+    except Exception:
+        log.exception("mcp_input_sync: a %s answer could not be checked; refused as invalid", prepared.kind)
+        return Refusal("answer", INTERNAL_ERROR, "the input handler returned an invalid answer", "unreadable answer")
 
 
 def call_handler(handler: InputHandler, prepared: Prepared, ctx: InputContext) -> Any:

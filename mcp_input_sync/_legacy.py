@@ -25,7 +25,7 @@ from ._runtime.watchdog import Watchdog
 from ._runtime.workers import HandlerPool
 from ._stats import Stats
 from .errors import InputRefused
-from ._callbacks import call_handler, input_context
+from ._callbacks import call_handler, checked_answer, input_context
 from .handler import CancelToken, InputHandler
 from .options import Options
 from .transports.base import TransportClosed
@@ -245,11 +245,7 @@ class LegacyResponder:
         except BaseException:  # SystemExit too: a worker answers, then lives on
             log.exception("mcp_input_sync: %s callback for server %s raised; answered -32603", entry.method, self.server_id)
             return partial(self.answer, entry, jsonrpc.error(request_id, jsonrpc.INTERNAL_ERROR, "the input handler failed"))
-        try:
-            verdict = self.checks.answer(prepared, value)
-        except Exception:  # an answer too strange to check is an invalid answer
-            log.exception("mcp_input_sync: %s answer could not be checked; answered -32603", entry.method)
-            verdict = Refusal("answer", jsonrpc.INTERNAL_ERROR, "the input handler returned an invalid answer", "unreadable answer")
+        verdict = checked_answer(self.checks, prepared, value)
         if isinstance(verdict, Refusal):
             self.note_refusal(kind, verdict)
             return partial(self.answer, entry, jsonrpc.error(request_id, verdict.code, verdict.message))

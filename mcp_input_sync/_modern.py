@@ -27,7 +27,7 @@ from ._protocol.modern import PendingCall
 from ._protocol.versions import INPUT_METHODS, ProtocolViolation
 from ._runtime import start_thread
 from .errors import ClientError, InputRefused
-from ._callbacks import call_handler, input_context
+from ._callbacks import call_handler, checked_answer, input_context
 from .handler import CancelToken
 
 if TYPE_CHECKING:
@@ -259,11 +259,7 @@ class ModernCalls:
             raise ClientError("timeout", f"the {step.kind} callback ran past its deadline; its answer was discarded")
         if token.reason is not None:
             raise ClientError("cancelled" if token.reason != "closed" else "closed", f"the call ended while the {step.kind} callback ran")
-        try:
-            verdict = responder.checks.answer(step, value)
-        except Exception:  # an answer too strange to check is an invalid answer
-            log.exception("mcp_input_sync: a %s answer could not be checked", step.kind)
-            verdict = Refusal("answer", jsonrpc.INTERNAL_ERROR, "the input handler returned an invalid answer", "unreadable answer")
+        verdict = checked_answer(responder.checks, step, value)
         if isinstance(verdict, Refusal):
             responder.note_refusal(step.kind, verdict)
             raise refusal_error(verdict)

@@ -12,7 +12,7 @@ from typing import Any, Mapping, Optional
 
 from .jsonrpc import HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION, JsonDict
 from .record import Record
-from .versions import LEGACY_VERSIONS, ProtocolViolation
+from .versions import LEGACY_VERSIONS, ProtocolViolation, client_capabilities
 
 MODERN_VERSION = "2026-07-28"
 #: Modern versions this client speaks, newest first.
@@ -42,17 +42,15 @@ def capabilities(
     sampling_context: bool,
     tasks: bool,
 ) -> JsonDict:
-    """The modern ``ClientCapabilities`` (roots without ``listChanged``, tasks as an extension)."""
-    caps: JsonDict = {}
-    if sampling:
-        s: JsonDict = {}
-        if sampling_context:
-            s["context"] = {}
-        if sampling_tools:
-            s["tools"] = {}
-        caps["sampling"] = s
-    if elicitation_modes is not None:
-        caps["elicitation"] = {mode: {} for mode in elicitation_modes}
+    """The modern ``ClientCapabilities``: the legacy shape, roots without ``listChanged``, tasks as an extension."""
+    caps = client_capabilities(
+        version=MODERN_VERSION,
+        sampling=sampling,
+        elicitation_modes=elicitation_modes,
+        roots=roots,
+        sampling_tools=sampling_tools,
+        sampling_context=sampling_context,
+    )
     if roots:
         caps["roots"] = {}
     if tasks:

@@ -23,16 +23,10 @@ class Record:
         return self._values() == other._values()
 
     def __hash__(self) -> int:
-        return hash((type(self).__name__, *(_hashable(v) for v in self._values())))
+        # like a frozen dataclass: a record holding a dict or list is not hashable
+        return hash((type(self).__name__, *self._values()))
 
     def __repr__(self) -> str:
         fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
         return f"{type(self).__name__}({fields})"
 
-
-def _hashable(value: Any) -> Any:
-    try:
-        hash(value)
-    except TypeError:
-        return id(value)
-    return value

@@ -42,15 +42,14 @@ same roots as normalising it once.
 from __future__ import annotations
 
 import re
-import unicodedata
 from typing import Any
+
+from .urls import has_forbidden_char
 
 __all__ = ["RootsInvalid", "normalise_roots", "remove_dot_segments"]
 
 _SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 _ENCODED_DOT_RE = re.compile(r"%2[Ee]")
-_ASCII_FORBIDDEN_RE = re.compile(r"[\x00-\x20\x7f]")
-_REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zs", "Zl", "Zp"})
 
 
 class RootsInvalid(ValueError):
@@ -141,7 +140,7 @@ def _normalise_uri(uri: str) -> tuple[str | None, str]:
     """Return (normalised URI, "") for a root to keep, else (None, reason)."""
     if "\\" in uri:
         return None, "backslash in URI"
-    if _has_forbidden_char(uri):
+    if has_forbidden_char(uri):
         return None, "control or whitespace character in URI"
     match = _SCHEME_RE.match(uri)
     if match is None:
@@ -165,12 +164,3 @@ def _normalise_uri(uri: str) -> tuple[str | None, str]:
         return None, "file URI path starts with '//'"
     return "file://" + path, ""
 
-
-def _has_forbidden_char(text: str) -> bool:
-    """True when text holds a control, format, surrogate or whitespace character."""
-    if text.isascii():
-        return _ASCII_FORBIDDEN_RE.search(text) is not None
-    for char in set(text):
-        if char.isspace() or unicodedata.category(char) in _REFUSED_CATEGORIES:
-            return True
-    return False

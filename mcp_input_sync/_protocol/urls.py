@@ -70,7 +70,7 @@ import unicodedata
 
 from .record import Record
 
-__all__ = ["UrlFacts", "UrlRefused", "check_elicitation_url", "parse_origin"]
+__all__ = ["UrlFacts", "UrlRefused", "check_elicitation_url", "has_forbidden_char", "parse_origin"]
 
 #: A URI scheme followed by its colon (RFC 3986 section 3.1).
 _SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
@@ -155,7 +155,7 @@ def check_elicitation_url(url: object, server_origin: str | None) -> UrlFacts:
         raise UrlRefused("elicitation URL must be a string")
     if "\\" in url:
         raise UrlRefused("elicitation URL must not contain a backslash")
-    if _has_forbidden_char(url):
+    if has_forbidden_char(url):
         raise UrlRefused("elicitation URL must not contain control or whitespace characters")
     match = _SCHEME_RE.match(url)
     if match is None:
@@ -187,7 +187,7 @@ def parse_origin(origin: str) -> tuple[str, str, int] | None:
         (IPv6 without brackets) and the port (default 443 for https, 80 for
         http), or None.
     """
-    if not isinstance(origin, str) or "\\" in origin or _has_forbidden_char(origin):
+    if not isinstance(origin, str) or "\\" in origin or has_forbidden_char(origin):
         return None
     match = _SCHEME_RE.match(origin)
     if match is None:
@@ -203,7 +203,7 @@ def parse_origin(origin: str) -> tuple[str, str, int] | None:
     return (scheme, host, default_port if port is None else port)
 
 
-def _has_forbidden_char(text: str) -> bool:
+def has_forbidden_char(text: str) -> bool:
     """True when text holds a control, format, surrogate or whitespace character."""
     if text.isascii():
         return _ASCII_FORBIDDEN_RE.search(text) is not None

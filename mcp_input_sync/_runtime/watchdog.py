@@ -93,21 +93,6 @@ class Watchdog:
             if wake or len(self._fast) == 1:
                 self._cv.notify()
 
-    def _run_fast(self) -> None:
-        with self._cv:
-            fast = list(self._fast)
-        finished = []
-        for fn in fast:
-            try:
-                if fn():
-                    finished.append(fn)
-            except BaseException:
-                log.exception("mcp_input_sync: watchdog watcher failed")
-                finished.append(fn)
-        if finished:
-            with self._cv:
-                self._fast = [w for w in self._fast if w not in finished]
-
     def _cap(self) -> Optional[float]:
         """The longest real-time wait allowed now (None: no cap)."""
         if self._fast:
@@ -116,11 +101,12 @@ class Watchdog:
             return 0.1
         return None
 
-    def _run_watchers(self) -> None:
+    def _run_watchers(self, watchers: list[Callable[[], bool]]) -> None:
+        """Call each of ``watchers`` (``self._fast`` or ``self._watchers``); drop those that are done."""
         with self._cv:
-            watchers = list(self._watchers)
+            current = list(watchers)
         finished = []
-        for fn in watchers:
+        for fn in current:
             try:
                 if fn():
                     finished.append(fn)
@@ -129,15 +115,15 @@ class Watchdog:
                 finished.append(fn)
         if finished:
             with self._cv:
-                self._watchers = [w for w in self._watchers if w not in finished]
+                watchers[:] = [w for w in watchers if w not in finished]
 
     def _run(self) -> None:
         cv = self._cv
         while True:
             if self._fast:
-                self._run_fast()
+                self._run_watchers(self._fast)
             if self._watchers:
-                self._run_watchers()
+                self._run_watchers(self._watchers)
             due: list[Timer] = []
             with cv:
                 if self._stopped:

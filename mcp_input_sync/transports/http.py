@@ -153,8 +153,6 @@ class HttpTransport:
         read_timeout: float = 300.0,
         session: Optional["requests.Session"] = None,
     ) -> None:
-        import requests
-
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"not an http(s) URL: {url!r}")

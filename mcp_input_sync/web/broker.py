@@ -198,6 +198,10 @@ class PendingInputBroker:
             if pending.id in self._slots:
                 raise ValueError(f"pending input {pending.id!r} already exists")
             self._slots[pending.id] = _Slot(pending, form, model)
+        self._announce(pending)
+
+    def _announce(self, pending: PendingInput) -> None:
+        """Call the ``on_park`` hook for a newly parked input (a raise is logged)."""
         if self._on_park is not None:
             try:
                 self._on_park(pending)

@@ -27,7 +27,7 @@ import math
 from typing import Any, Callable, Mapping, Optional
 
 from .._protocol.forms import compile_form
-from .broker import InputNotFound, PendingInput, PendingInputBroker, _Slot, _validate, log
+from .broker import InputNotFound, PendingInput, PendingInputBroker, _Slot, _validate
 
 __all__ = ["RedisBroker"]
 
@@ -88,11 +88,7 @@ class RedisBroker(PendingInputBroker):
         index = self._key("user", pending.user)
         self.redis.zadd(index, {pending.id: pending.created})
         self.redis.expire(index, self.ttl)
-        if self._on_park is not None:
-            try:
-                self._on_park(pending)
-            except Exception:
-                log.exception("mcp_input_sync.web: the on_park hook raised")
+        self._announce(pending)
 
     def wait(self, input_id: str, timeout: float) -> Optional[JsonDict]:
         done = self.redis.get(self._key("done", input_id))

@@ -146,7 +146,6 @@ FENCE = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 #: The blocks that are only compiled, by test id, with why. The marks in the pages must match.
 SKIPPED = {
     "http.md:1": "it needs a real HTTPS MCP server; tests/test_http.py runs connect_http against local ones",
-    "web.md:3": "excerpts of a Django project's settings.py and urls.py; tests/test_web_django.py runs the app",
 }
 
 
@@ -330,6 +329,18 @@ SETUPS: dict[str, Setup] = {
         "        return {'action': 'cancel'}\n\n"
         "fake = docs_server()\ntransport = fake.transport\n",
         "fake.close()\n",
+    ),
+    # the block is a Django settings.py and urls.py in one module: configure Django with
+    # that module's names, then the app's routes resolve under the block's prefix
+    "django_project": Setup(
+        "import django\nfrom django.conf import settings\nfrom mcp_input_sync.web import PendingInputBroker\n\n"
+        "settings.configure(SECRET_KEY='doc', ROOT_URLCONF='__main__', INSTALLED_APPS=['mcp_input_sync.web.django'],\n"
+        "                   MCP_INPUT_SYNC_BROKER=PendingInputBroker())\n"
+        "django.setup()\n",
+        "from django.urls import reverse\n\n"
+        "assert 'mcp_input_sync.web.django' in INSTALLED_APPS\n"
+        "assert reverse('mcp_input:index') == '/inputs/'\n"
+        "assert reverse('mcp_input:show', args=['abc']) == '/inputs/abc/'\n",
     ),
     # the block builds a Flask app: its inputs page answers a signed-in user
     "then_open_the_inputs_page": Setup(

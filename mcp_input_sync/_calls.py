@@ -192,7 +192,10 @@ class CallTable:
                 candidate = self._by_id.get(stream) if type(stream) is int else None
                 chosen = candidate if candidate is not None and candidate.is_call else None
             elif chosen is None and self._calls == 1:
-                chosen = next((c for c in self._by_id.values() if c.is_call), None)
+                for call in self._by_id.values():
+                    if call.is_call:
+                        chosen = call
+                        break
             if chosen is not None:
                 chosen.tied.add(inbound)
                 chosen.clock.pause(now)

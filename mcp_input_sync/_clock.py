@@ -11,11 +11,17 @@ five frames deep inside this module: whatever thread asks, freezegun only
 sees frames of this module and answers with the same (frozen or real) clock.
 Keep the chain at five frames; a shorter chain makes worker threads and the
 caller's thread read clocks 1.7e9 seconds apart under a freeze.
+
+When ``time.monotonic`` is the interpreter's own function (no freezegun, no
+other patch written in Python), nothing inspects the stack, so the chain is
+skipped: it runs once or twice per server request.
 """
 
 from __future__ import annotations
 
 import time
+
+_BUILTIN = type(time.perf_counter)
 
 
 def _read() -> float:
@@ -40,6 +46,9 @@ def _hop1() -> float:
 
 def monotonic() -> float:
     """Return the library clock in seconds (``time.monotonic``, freezegun-aware)."""
+    clock = time.monotonic
+    if type(clock) is _BUILTIN:  # not patched: no frame inspection to steer
+        return clock()
     return _hop1()
 
 

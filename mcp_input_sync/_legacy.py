@@ -34,6 +34,8 @@ log = logging.getLogger("mcp_input_sync")
 
 Send = Callable[[bytes], None]
 
+_INPUT_METHODS = v.INPUT_METHODS
+
 BUSY = Refusal("busy", jsonrpc.SERVER_ERROR, "busy: too many requests in flight")
 
 
@@ -59,7 +61,7 @@ class Inbound:
 
     __slots__ = ("id", "method", "kind", "token", "call", "deadline", "limit", "task_id")
 
-    def __init__(self, request_id: RequestId, method: str, kind: str) -> None:
+    def __init__(self, request_id: RequestId, method: str, kind: str, deadline: float = 0.0, limit: float = 0.0) -> None:
         self.id = request_id
         self.method = method
         self.kind = kind
@@ -69,8 +71,8 @@ class Inbound:
         #: The call this request is tied to, or None.
         self.call: Optional[Call] = None
         #: When its handler_timeout runs out (library clock), and that timeout.
-        self.deadline = 0.0
-        self.limit = 0.0
+        self.deadline = deadline
+        self.limit = limit
 
 
 class LegacyResponder:
@@ -174,10 +176,10 @@ class LegacyResponder:
             self._send_message(jsonrpc.result(request_id, {}))
             return
         checks = self.checks
-        kind = v.INPUT_METHODS.get(method, "other")
+        kind = _INPUT_METHODS.get(method, "other")
         refusal = checks.before(method, params)
-        if refusal is None:
-            now = _clock.monotonic()
+        now = _clock.monotonic()
+        if refusal is None and not checks.unlimited:
             with self.budget_lock:
                 refusal = checks.budget([kind], now)
         prepared: Union[Refusal, Prepared] = refusal if refusal is not None else checks.prepare(method, params, in_flight=self.calls.has_calls())
@@ -188,9 +190,8 @@ class LegacyResponder:
         if not pool.try_acquire():
             self.refuse(request_id, kind, BUSY)
             return
-        entry = Inbound(request_id, method, kind)
-        limit = entry.limit = self.options.handler_timeout[kind]
-        entry.deadline = now + limit
+        limit = self.options.handler_timeout[kind]
+        entry = Inbound(request_id, method, kind, now + limit, limit)
         with self.stats.lock:
             closing = self.closing
             admitted = not closing and self.inbox.admit(request_id, entry)
@@ -202,12 +203,12 @@ class LegacyResponder:
             if closing:
                 self._send_message(jsonrpc.error(request_id, jsonrpc.INTERNAL_ERROR, "the client is closing"))
             return
-        entry.task_id = related_task(params)
-        entry.call = self.calls.tie(entry, now, entry.task_id, stream, self.ties_by_stream)
+        task_id = entry.task_id = related_task(params)
+        entry.call = self.calls.tie(entry, now, task_id, stream, self.ties_by_stream)
         if arm:  # one sweep of deadlines while requests are open, not a timer per request
             self.watchdog.watch(self._sweep)
         try:
-            pool.submit(lambda: self._run(entry, prepared), f"{method} {request_id!r}")
+            pool.submit(partial(self._run, entry, prepared), f"{method} {request_id!r}")
         except RuntimeError:  # the pool shut down meanwhile
             self.answer(entry, jsonrpc.error(request_id, jsonrpc.INTERNAL_ERROR, "the client is closing"))
 

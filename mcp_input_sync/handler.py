@@ -70,6 +70,7 @@ class InputContext:
     Attributes that do not apply to a request are ``None``.
     """
 
+    # _callbacks.input_context fills these slots directly (the per-request path): keep both in step.
     __slots__ = (
         "client",
         "server_id",

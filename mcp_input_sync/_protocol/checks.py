@@ -25,6 +25,7 @@ the wire and the modern era can raise them.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Mapping, Optional, Union
 
 from . import jsonrpc, roots, sampling
@@ -143,6 +144,8 @@ class InputChecks:
     def __init__(self, config: CheckConfig, rate: float, burst: int, now: float) -> None:
         self.config = config
         self.bucket = TokenBucket(rate, burst, now)
+        #: An infinite rate never refuses and keeps no state: callers may skip the budget's lock.
+        self.unlimited = math.isinf(rate)
         self.forms = FormCache()
 
     # ------------------------------------------------------------------ steps 1-3
@@ -170,7 +173,7 @@ class InputChecks:
 
     def budget(self, kinds: list[str], now: float) -> Optional[Refusal]:
         """Step 4: one token per input request, all or none; refused as the first kind."""
-        if self.bucket.take(len(kinds), now):
+        if self.unlimited or self.bucket.take(len(kinds), now):
             return None
         if kinds and kinds[0] == "sampling":
             return _refuse("budget", self.config.rejection_code, "rate limited: too many input requests")
@@ -212,7 +215,7 @@ class InputChecks:
         except SchemaRefused as exc:
             return _refuse("schema", jsonrpc.INVALID_PARAMS, f"requestedSchema refused: {exc}")
         # each request gets its own copy: a handler may write into ctx.fields
-        return Prepared("elicitation", params, mode="form", form=form, fields={k: dict(v) for k, v in form.fields.items()})
+        return Prepared("elicitation", params, "form", None, form, {k: dict(v) for k, v in form.fields.items()})
 
     # ------------------------------------------------------------------ step 8
 

@@ -44,7 +44,9 @@ RELATED_TASK = "io.modelcontextprotocol/related-task"
 
 def related_task(params: Any) -> Optional[str]:
     """The taskId of a request's ``_meta["io.modelcontextprotocol/related-task"]``, if any."""
-    meta = params.get("_meta") if isinstance(params, dict) else None
+    meta = params.get("_meta") if type(params) is dict else None
+    if meta is None:  # most requests
+        return None
     related = meta.get(RELATED_TASK) if isinstance(meta, dict) else None
     task_id = related.get("taskId") if isinstance(related, dict) else None
     return task_id if isinstance(task_id, str) else None
@@ -169,7 +171,7 @@ class LegacyResponder:
             log.warning("mcp_input_sync: server request with an invalid id; answered -32600")
             self._send_message(jsonrpc.error(None, jsonrpc.INVALID_REQUEST, "invalid request id"))
             return
-        if self._is_open(request_id):
+        if self.inbox.get(request_id) is not None:  # one dict lookup is atomic: admit() re-checks under the lock
             log.warning("mcp_input_sync: server reused the id %r of an unanswered request; dropped", request_id)
             return
         if method == "ping":
@@ -186,10 +188,6 @@ class LegacyResponder:
         if isinstance(prepared, Refusal):
             self.refuse(request_id, kind, prepared)
             return
-        pool = self.pool
-        if not pool.try_acquire():
-            self.refuse(request_id, kind, BUSY)
-            return
         limit = self.options.handler_timeout[kind]
         entry = Inbound(request_id, method, kind, now + limit, limit)
         with self.stats.lock:
@@ -199,7 +197,6 @@ class LegacyResponder:
             if arm:
                 self._sweeping = True
         if not admitted:
-            pool.release()
             if closing:
                 self._send_message(jsonrpc.error(request_id, jsonrpc.INTERNAL_ERROR, "the client is closing"))
             return
@@ -208,9 +205,13 @@ class LegacyResponder:
         if arm:  # one sweep of deadlines while requests are open, not a timer per request
             self.watchdog.watch(self._sweep)
         try:
-            pool.submit(partial(self._run, entry, prepared), f"{method} {request_id!r}")
+            started = self.pool.start(partial(self._run, entry, prepared), f"{method} {request_id!r}")
         except RuntimeError:  # the pool shut down meanwhile
             self.answer(entry, jsonrpc.error(request_id, jsonrpc.INTERNAL_ERROR, "the client is closing"))
+            return
+        if not started:  # step 6: no free slot; answered through the inbox, as it is open already
+            self.note_refusal(kind, BUSY)
+            self.answer(entry, jsonrpc.error(request_id, BUSY.code, BUSY.message))
 
     def on_cancelled(self, request_id: Any) -> None:
         """Reader thread: the server cancelled one of its requests: set the token, answer nothing."""

@@ -156,6 +156,18 @@ def test_compiled_forms_are_cached_by_their_json() -> None:
         cache.get(form(a={"type": "number", "default": float("nan")}))
 
 
+def test_the_cache_keeps_apart_schemas_that_only_compare_equal() -> None:
+    # True == 1 and key order is ignored by ==: the cache key must see both
+    cache = FormCache()
+    one = cache.get(form(a={"type": "string", "maxLength": 1}))
+    assert cache.get(form(a={"type": "string", "maxLength": True})) is not one
+    ab = cache.get(form(a={"type": "string"}, b={"type": "string"}))
+    ba = cache.get(form(b={"type": "string"}, a={"type": "string"}))
+    assert ab is not ba and list(ba.fields) == ["b", "a"]
+    with pytest.raises(SchemaRefused):
+        cache.get(form(a={"type": "string", "default": object()}))
+
+
 def test_a_deeply_nested_hostile_schema_is_refused_without_recursion_errors() -> None:
     node: dict[str, Any] = {"type": "string"}
     for _ in range(10_000):

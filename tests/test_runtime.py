@@ -36,27 +36,26 @@ def test_the_pool_refuses_past_its_size_and_holds_a_slot_until_the_job_returns()
         started.release()
         gate.wait(WAIT)
 
-    assert pool.try_acquire() and pool.try_acquire()
-    assert not pool.try_acquire()
-    pool.submit(job, "a")
-    pool.submit(job, "b")
+    assert pool.start(job, "a") and pool.start(job, "b")
+    assert not pool.start(job, "c")  # refused: nothing queued, no slot taken
     assert started.acquire(timeout=WAIT) and started.acquire(timeout=WAIT)
-    assert not pool.try_acquire()
+    assert not pool.start(job, "c")
     stuck = pool.shutdown(RealBudget(0.2))
     assert sorted(stuck) == ["a", "b"]
     gate.set()
     for thread in pool._threads:
         thread.join(WAIT)
     assert all(t.daemon for t in pool._threads)
-    assert pool.try_acquire()  # released once the jobs really returned
+    assert pool._free == 2  # released once the jobs really returned
+    with pytest.raises(RuntimeError):
+        pool.start(job, "d")  # shut down
 
 
 def test_the_pool_reuses_idle_workers() -> None:
     pool = HandlerPool(4)
     done = threading.Semaphore(0)
     for i in range(20):
-        assert pool.try_acquire()
-        pool.submit(done.release, f"job {i}")
+        assert pool.start(done.release, f"job {i}")
         assert done.acquire(timeout=WAIT)
     assert len(pool._threads) <= 2
     assert pool.shutdown(RealBudget(WAIT)) == []
@@ -75,8 +74,7 @@ def test_a_lazy_pool_answers_fast_jobs_on_few_threads() -> None:
         if i % 8 == 0:
             for _ in range(8 if i else 0):
                 assert done.acquire(timeout=WAIT)
-        assert pool.try_acquire()
-        pool.submit(done.release, f"job {i}")
+        assert pool.start(done.release, f"job {i}")
     for _ in range(8):
         assert done.acquire(timeout=WAIT)
     assert 1 <= len(pool._threads) < 8
@@ -94,8 +92,7 @@ def test_a_lazy_pool_starts_a_worker_for_a_job_stuck_behind_a_blocked_one() -> N
         gate.wait(WAIT)
 
     for i in range(8):  # eight callbacks that wait for a person, all at once
-        assert pool.try_acquire()
-        pool.submit(blocked, f"blocked {i}")
+        assert pool.start(blocked, f"blocked {i}")
     try:
         for _ in range(8):
             assert running.acquire(timeout=WAIT)  # every one runs: none waits behind another
@@ -109,9 +106,8 @@ def test_a_lazy_pool_never_starts_more_than_its_size() -> None:
     pool, watchdog = lazy_pool(2)
     gate = threading.Event()
     for i in range(2):
-        assert pool.try_acquire()
-        pool.submit(lambda: gate.wait(WAIT), f"blocked {i}")
-    assert not pool.try_acquire()
+        assert pool.start(lambda: gate.wait(WAIT), f"blocked {i}")
+    assert not pool.start(gate.set, "refused")
     gate.set()
     assert pool.shutdown(RealBudget(WAIT)) == []
     assert len(pool._threads) <= 2
@@ -121,13 +117,11 @@ def test_a_lazy_pool_never_starts_more_than_its_size() -> None:
 def test_a_raising_job_does_not_kill_its_worker(caplog: pytest.LogCaptureFixture) -> None:
     pool = HandlerPool(1)
     done = threading.Event()
-    assert pool.try_acquire()
-    pool.submit(lambda: 1 / 0, "boom")
-    for _ in range(500):
-        if pool.try_acquire():
+    assert pool.start(lambda: 1 / 0, "boom")
+    for _ in range(500):  # the slot comes back once the job has raised
+        if pool.start(done.set, "next"):
             break
         threading.Event().wait(0.01)
-    pool.submit(done.set, "next")
     assert done.wait(WAIT)
     assert len(pool._threads) == 1
     pool.shutdown(RealBudget(WAIT))

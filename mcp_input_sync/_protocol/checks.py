@@ -158,6 +158,10 @@ class InputChecks:
             return _refuse("method", jsonrpc.METHOD_NOT_FOUND, f"method not found: {method}")
         if kind not in config.kinds:
             return _refuse("capability", jsonrpc.METHOD_NOT_FOUND, f"client does not support {method}")
+        if kind == "elicitation" and type(params) is dict and "message" in params and params.get("mode", "form") == "form" and type(params.get("requestedSchema")) is dict:
+            # the common case, a well-formed form elicitation: the general path below, in brief
+            if "form" in config.modes:
+                return None
         problem = missing_param(method, params, config.version)
         if problem is not None:
             return _refuse("malformed", jsonrpc.INVALID_PARAMS, f"invalid params: {problem}")

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import math
 import re
+from marshal import dumps as _marshal
 from typing import Any, Callable, Mapping, Optional
 
 from .fields import sensitive_fields
@@ -343,15 +344,19 @@ def compile_form(schema: Any) -> FormSchema:
 
 
 class FormCache:
-    """Compiled forms by their JSON text; a server asking the same form again reuses it.
+    """Compiled forms by their exact value; a server asking the same form again reuses it.
 
-    Bounded: past ``size`` entries it starts over. Lookups and stores are single
-    dict operations, safe to share between threads.
+    The key is the schema in ``marshal`` format 2: it keeps types apart
+    (``True``, ``1`` and ``1.0`` differ, as do key orders) and costs a third
+    of JSON text, once per elicitation. A value never compiled before is
+    first checked to be plain JSON (no NaN or infinity). Bounded: past
+    ``size`` entries it starts over. Lookups and stores are single dict
+    operations, safe to share between threads.
     """
 
     def __init__(self, size: int = 256) -> None:
         self.size = size
-        self._forms: dict[str, FormSchema] = {}
+        self._forms: dict[bytes, FormSchema] = {}
 
     def get(self, schema: Any) -> FormSchema:
         """The compiled form for ``schema`` (compiled on first use).
@@ -360,11 +365,15 @@ class FormCache:
             SchemaRefused: as :func:`compile_form`.
         """
         try:
-            key = dumps(schema)
-        except (TypeError, ValueError):
+            key = _marshal(schema, 2)
+        except ValueError:  # nested past marshal's own depth limit, or not data
             raise SchemaRefused("requestedSchema is not plain JSON") from None
         form = self._forms.get(key)
         if form is None:
+            try:
+                dumps(schema)
+            except (TypeError, ValueError):
+                raise SchemaRefused("requestedSchema is not plain JSON") from None
             form = compile_form(schema)
             if len(self._forms) >= self.size:
                 self._forms = {}

@@ -29,7 +29,7 @@ class LegacyInbox(Generic[E]):
 
     def admit(self, request_id: RequestId, entry: E) -> bool:
         """Open a request. False when the id is already open (a duplicate to drop)."""
-        key = id_key(request_id)
+        key = (type(request_id) is str, request_id)  # id_key(), inline: once per request
         if key in self._open:
             return False
         self._open[key] = entry
@@ -37,7 +37,7 @@ class LegacyInbox(Generic[E]):
 
     def settle(self, request_id: RequestId) -> Optional[E]:
         """Claim the right to answer. Returns the entry once; None when already answered or cancelled."""
-        return self._open.pop(id_key(request_id), None)
+        return self._open.pop((type(request_id) is str, request_id), None)  # id_key(), inline
 
     def cancel(self, request_id: Any) -> Optional[E]:
         """The server cancelled the request: close it without an answer. Returns its entry, if open."""
@@ -46,7 +46,7 @@ class LegacyInbox(Generic[E]):
         return self._open.pop(id_key(request_id), None)
 
     def get(self, request_id: RequestId) -> Optional[E]:
-        return self._open.get(id_key(request_id))
+        return self._open.get((type(request_id) is str, request_id))  # id_key(), inline
 
     def open_ids(self) -> list[RequestId]:
         """Ids of every request still unanswered."""

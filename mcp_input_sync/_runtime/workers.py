@@ -2,9 +2,9 @@
 
 It has the submit/shutdown shape of ``concurrent.futures.ThreadPoolExecutor``
 but its workers are daemon threads, so a callback that never returns cannot
-keep the interpreter from exiting (behaviour.md section 11). A slot is taken
-with :meth:`try_acquire` (never blocking: the caller refuses at once when
-none is free) and released only when the job really returns.
+keep the interpreter from exiting (behaviour.md section 11). :meth:`start`
+takes a slot with the job (never blocking: the caller refuses at once when
+none is free); the slot is released only when the job really returns.
 
 A job may return a follow-up callable, run on the same worker right after
 the slot is released: the client writes a callback's answer there, so the
@@ -58,34 +58,20 @@ class HandlerPool:
         self._running: dict[threading.Thread, str] = {}
         self._shutdown = False
 
-    def try_acquire(self) -> bool:
-        """Take a slot without blocking; False when all ``size`` are held."""
-        with self._lock:
-            if self._free > 0:
-                self._free -= 1
-                return True
-            return False
+    def start(self, job: Job, label: str) -> bool:
+        """Take a slot and run ``job`` on a worker; False, and nothing runs, when all ``size`` are held.
 
-    def release(self) -> None:
-        """Give back a slot taken with :meth:`try_acquire` but not submitted."""
-        with self._lock:
-            self._give_back()
+        The slot is released when ``job`` really returns.
 
-    def _give_back(self) -> None:
-        if self._free >= self.size:
-            raise ValueError("a slot was released more often than it was taken")
-        self._free += 1
-
-    def has_queued(self) -> bool:
-        """True when a job is waiting for a worker (another answer is about to follow)."""
-        return not self._jobs.empty()
-
-    def submit(self, job: Job, label: str) -> None:
-        """Run ``job`` on a worker; the caller must hold a slot, released when ``job`` returns."""
+        Raises:
+            RuntimeError: the pool is shut down.
+        """
         with self._lock:
             if self._shutdown:
-                self._give_back()
                 raise RuntimeError("pool is shut down")
+            if self._free <= 0:
+                return False
+            self._free -= 1
             nudge = None
             if self._idle > 0:
                 self._idle -= 1
@@ -100,6 +86,11 @@ class HandlerPool:
         self._jobs.put((job, label))
         if nudge is not None:
             nudge(self._check)
+        return True
+
+    def has_queued(self) -> bool:
+        """True when a job is waiting for a worker (another answer is about to follow)."""
+        return not self._jobs.empty()
 
     def _check(self) -> bool:
         """Watchdog thread, every nudge period while jobs wait: start workers when none finished."""
@@ -135,7 +126,7 @@ class HandlerPool:
                 self._running.pop(me, None)
                 del item, job
                 with self._lock:
-                    self._give_back()
+                    self._free += 1
                     # free already: a job queued meanwhile waits only for the follow-up
                     if self._waiting > 0:
                         self._waiting -= 1  # this worker takes a waiting job next

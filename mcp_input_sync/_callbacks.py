@@ -12,7 +12,6 @@ from .handler import _UNSET_TOKEN, CancelToken, InputContext, InputHandler
 
 def input_context(
     prepared: Prepared,
-    *,
     client: str,
     server_id: str,
     era: Optional[str],

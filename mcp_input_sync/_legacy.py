@@ -188,6 +188,9 @@ class LegacyResponder:
         if isinstance(prepared, Refusal):
             self.refuse(request_id, kind, prepared)
             return
+        if self.pool.full():  # step 6, before the request is opened (start() below re-checks)
+            self.refuse(request_id, kind, BUSY)
+            return
         limit = self.options.handler_timeout[kind]
         entry = Inbound(request_id, method, kind, now + limit, limit)
         with self.stats.lock:
@@ -209,7 +212,7 @@ class LegacyResponder:
         except RuntimeError:  # the pool shut down meanwhile
             self.answer(entry, jsonrpc.error(request_id, jsonrpc.INTERNAL_ERROR, "the client is closing"))
             return
-        if not started:  # step 6: no free slot; answered through the inbox, as it is open already
+        if not started:  # the last slot went to another thread meanwhile (HTTP): answered through the inbox
             self.note_refusal(kind, BUSY)
             self.answer(entry, jsonrpc.error(request_id, BUSY.code, BUSY.message))
 
@@ -231,15 +234,10 @@ class LegacyResponder:
         request_id = entry.id
         kind = entry.kind
         call = entry.call
-        ctx = input_context(
-            prepared,
-            client=self.client_name,
-            server_id=self.server_id,
-            era=self.era,
-            assigns=call.assigns if call is not None else self.options.assigns,
-            related_request_id=call.id if call is not None else None,
-            token=entry.token,
-        )
+        if call is None:
+            ctx = input_context(prepared, self.client_name, self.server_id, self.era, self.options.assigns, None, entry.token)
+        else:
+            ctx = input_context(prepared, self.client_name, self.server_id, self.era, call.assigns, call.id, entry.token)
         try:
             value = call_handler(handler, prepared, ctx)
         except InputRefused as refusal:
@@ -291,7 +289,9 @@ class LegacyResponder:
                 self.send(data)
         except TransportClosed:
             log.debug("mcp_input_sync: answer to %r not sent: transport closed", entry.id)
-        self._untie(entry)
+        call = entry.call
+        if call is not None:
+            self.calls.untie(entry, call, _clock.monotonic())
         return True
 
     def _flush_soon(self) -> Callable[[], bool]:

@@ -1122,7 +1122,51 @@ class Client:
             if type(line) is Oversized:
                 self._malformed(line, f"a message of {line.size} bytes or more, over limits['message_bytes']", "limit")
                 return
-            self._dispatch(line, stream)
+            try:
+                message = jsonrpc.decode(line)
+            except ValueError as exc:
+                self._malformed(line, f"a message that is not JSON ({exc})", "malformed")
+                return
+            responder = self._responder
+            assert responder is not None
+            if type(message) is not dict:
+                self._stats.add("malformed")
+                log.warning("mcp_input_sync: server %s sent a message that is not an object; ignored", self.server_id)
+                return
+            depth = self._depth_limit
+            if may_be_too_deep(line, depth) and too_deep(message, depth):
+                self._malformed(line, f"a message nested deeper than limits['json_depth']={depth}", "limit")
+                return
+            method = message.get("method")
+            if method is not None:
+                if type(method) is not str:
+                    responder.invalid(message)
+                elif "id" in message:
+                    if self.era == v.MODERN:
+                        # the 2026-07-28 era has no server-to-client requests: never answered
+                        responder.note_refusal(v.INPUT_METHODS.get(method, "other"), MODERN_REQUEST)
+                    else:
+                        responder.on_request(message["id"], method, message.get("params"), stream)
+                elif method == "notifications/cancelled":
+                    params = message.get("params")
+                    if type(params) is dict:
+                        if self.era == v.MODERN:
+                            self._listen_ended(params.get("requestId"))
+                        else:
+                            responder.on_cancelled(params.get("requestId"))
+                elif method == "notifications/subscriptions/acknowledged":
+                    return  # the listen's handshake: nothing for the host
+                else:
+                    self._router.route(method, message.get("params"))
+            elif "id" in message and ("result" in message or "error" in message):
+                call = self._calls.pop(message["id"])
+                if call is None:
+                    log.debug("mcp_input_sync: late or unknown response %r dropped", message["id"])
+                    return
+                call.response = message
+                call.done.set()
+            else:
+                responder.invalid(message)
         except Exception:
             log.exception("mcp_input_sync: a message from server %s could not be handled", self.server_id)
             self._answer_failed_line(line)
@@ -1167,53 +1211,6 @@ class Client:
             self._send_quietly(jsonrpc.error(request_id, jsonrpc.INTERNAL_ERROR, "the client could not handle the request"))
         else:
             responder.answer(entry, jsonrpc.error(request_id, jsonrpc.INTERNAL_ERROR, "the client could not handle the request"))
-
-    def _dispatch(self, line: bytes, stream: Any) -> None:
-        try:
-            message = jsonrpc.decode(line)
-        except ValueError as exc:
-            self._malformed(line, f"a message that is not JSON ({exc})", "malformed")
-            return
-        responder = self._responder
-        assert responder is not None
-        if type(message) is not dict:
-            self._stats.add("malformed")
-            log.warning("mcp_input_sync: server %s sent a message that is not an object; ignored", self.server_id)
-            return
-        depth = self._depth_limit
-        if may_be_too_deep(line, depth) and too_deep(message, depth):
-            self._malformed(line, f"a message nested deeper than limits['json_depth']={depth}", "limit")
-            return
-        method = message.get("method")
-        if method is not None:
-            if type(method) is not str:
-                responder.invalid(message)
-            elif "id" in message:
-                if self.era == v.MODERN:
-                    # the 2026-07-28 era has no server-to-client requests: never answered
-                    responder.note_refusal(v.INPUT_METHODS.get(method, "other"), MODERN_REQUEST)
-                else:
-                    responder.on_request(message["id"], method, message.get("params"), stream)
-            elif method == "notifications/cancelled":
-                params = message.get("params")
-                if type(params) is dict:
-                    if self.era == v.MODERN:
-                        self._listen_ended(params.get("requestId"))
-                    else:
-                        responder.on_cancelled(params.get("requestId"))
-            elif method == "notifications/subscriptions/acknowledged":
-                return  # the listen's handshake: nothing for the host
-            else:
-                self._router.route(method, message.get("params"))
-        elif "id" in message and ("result" in message or "error" in message):
-            call = self._calls.pop(message["id"])
-            if call is None:
-                log.debug("mcp_input_sync: late or unknown response %r dropped", message["id"])
-                return
-            call.response = message
-            call.done.set()
-        else:
-            responder.invalid(message)
 
     def _on_lost(self, request_id: Any, error: BaseException) -> None:
         """A transport says a request's response can no longer come (its stream broke, or broke a limit)."""

@@ -187,6 +187,32 @@ def test_the_request_over_the_cap_is_answered_busy_at_once(peer: Peer) -> None:
         one_answer(peer, request)
 
 
+def test_a_request_that_loses_the_last_slot_after_the_early_check_is_answered_busy_once(peer: Peer) -> None:
+    # over HTTP two streams can take slots at once: the early full() check passes, start() refuses
+    gate = threading.Event()
+    entered = threading.Semaphore(0)
+
+    class Blocking(mis.InputHandler):
+        def handle_elicitation(self, params: JsonDict, ctx: mis.InputContext) -> JsonDict:
+            entered.release()
+            gate.wait(WAIT)
+            return {"action": "accept", "content": {"answer": "x"}}
+
+    client = peer.client(Blocking(), max_server_requests=2)
+    pool = client._pool
+    assert pool is not None
+    pool.full = lambda: False  # type: ignore[method-assign]  # the race, made certain
+    thread, box = in_thread(call_quietly, client, "parallel_elicit", {"n": 3})
+    busy = peer.recorder.wait_for(lambda m: m.get("error", {}).get("code") == -32000)
+    assert "busy" in busy[0]["error"]["message"]
+    assert entered.acquire(timeout=WAIT) and entered.acquire(timeout=WAIT)
+    gate.set()
+    thread.join(WAIT)
+    assert client.stats["refused"]["elicitation"]["busy"] == 1
+    for request in peer.inbound_requests("elicitation/create"):
+        one_answer(peer, request)
+
+
 def test_a_slot_is_held_until_the_callback_thread_really_returns(peer: Peer) -> None:
     release = threading.Event()
     returned = threading.Event()

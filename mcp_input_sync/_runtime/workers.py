@@ -88,6 +88,10 @@ class HandlerPool:
             nudge(self._check)
         return True
 
+    def full(self) -> bool:
+        """True when every slot is held: a hint read without the lock (:meth:`start` decides)."""
+        return self._free <= 0
+
     def has_queued(self) -> bool:
         """True when a job is waiting for a worker (another answer is about to follow)."""
         return not self._jobs.empty()

@@ -127,6 +127,32 @@ def test_a_raising_job_does_not_kill_its_worker(caplog: pytest.LogCaptureFixture
     pool.shutdown(RealBudget(WAIT))
 
 
+class Sweeper:
+    """A watcher that is a bound method and registers itself again while it finishes."""
+
+    def __init__(self, dog: Watchdog) -> None:
+        self.dog = dog
+        self.calls = 0
+
+    def sweep(self) -> bool:
+        self.calls += 1
+        if self.calls == 1:
+            self.dog.watch(self.sweep)  # a new request re-arms while this run says "done"
+        return True
+
+
+def test_a_watcher_registered_again_while_it_finishes_stays_registered() -> None:
+    # Bound methods compare equal: removing finished watchers by equality dropped the new
+    # registration too, and the deadline sweep stopped for good (held-back answers stuck).
+    dog = Watchdog()
+    sweeper = Sweeper(dog)
+    dog.watch(sweeper.sweep)
+    dog._run_watchers(dog._watchers)
+    assert len(dog._watchers) == 1
+    dog._run_watchers(dog._watchers)
+    assert sweeper.calls == 2 and dog._watchers == []
+
+
 def test_the_watchdog_fires_deadlines_in_order_and_skips_cancelled_ones() -> None:
     dog = Watchdog()
     dog.start()

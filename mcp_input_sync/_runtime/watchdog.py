@@ -85,12 +85,14 @@ class Watchdog:
 
         For short real-time checks of progress, such as the handler pool's
         decision to start a worker; ``fn`` must be quick. With ``wake=False``
-        the watchdog is woken for it only when no other fast check runs
-        (one that does keeps the watchdog waking every :data:`FAST` seconds).
+        the watchdog is not woken for it: its first call comes at the next
+        wake, which a plain watcher (:meth:`watch`) keeps within 0.1 s. For
+        callers that fire once per burst of work and know such a watcher
+        runs: a wake-up is a thread switch, and the interpreter lock with it.
         """
         with self._cv:
             self._fast.append(fn)
-            if wake or len(self._fast) == 1:
+            if wake:
                 self._cv.notify()
 
     def _cap(self) -> Optional[float]:
@@ -115,7 +117,13 @@ class Watchdog:
                 finished.append(fn)
         if finished:
             with self._cv:
-                watchers[:] = [w for w in watchers if w not in finished]
+                # by identity, once each: a watcher registered again meanwhile (an equal bound
+                # method, say the next deadline sweep) must stay
+                for fn in finished:
+                    for i, registered in enumerate(watchers):
+                        if registered is fn:
+                            del watchers[i]
+                            break
 
     def _run(self) -> None:
         cv = self._cv

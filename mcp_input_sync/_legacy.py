@@ -283,8 +283,9 @@ class LegacyResponder:
             if later is not None and self.pool.has_queued():
                 # another answer follows at once: write them together, waking the server once
                 if later(data):
-                    # no wake-up of its own: while jobs wait the watchdog runs fast checks anyway
-                    self.watchdog.watch_fast(self._flush_soon(), wake=False)
+                    # While the sweep runs the watchdog wakes within 0.1 s anyway; waking it for
+                    # every burst would cost a thread switch each. A sweep that stopped flushed first.
+                    self.watchdog.watch_fast(self._flush_soon(), wake=not self._sweeping)
             else:
                 self.send(data)
         except TransportClosed:
@@ -325,7 +326,8 @@ class LegacyResponder:
         """Watchdog thread, on every wake (at least every 0.1 s) while requests are open.
 
         Answers -32603 to each whose handler_timeout ran out; returns True
-        (stop sweeping) once none is open.
+        (stop sweeping) once none is open, after writing any answer still
+        held back (whoever holds one back later wakes the watchdog itself).
         """
         now = _clock.monotonic()
         with self.stats.lock:
@@ -339,10 +341,15 @@ class LegacyResponder:
                 self._sweeping = False
             raise
         with self.stats.lock:
-            if len(self.inbox) == 0:
+            stop = len(self.inbox) == 0
+            if stop:
                 self._sweeping = False
-                return True
-        return False
+        if stop and self.flush is not None:
+            try:
+                self.flush()
+            except TransportClosed:
+                pass
+        return stop
 
     def _timed_out(self, entry: Inbound, limit: float) -> None:
         """Watchdog thread: a callback ran past handler_timeout.

@@ -61,3 +61,19 @@ def test_a_deadline_past_in_the_sweep_answers_internal_error_once() -> None:
         assert client.stats["timed_out"] == 1
         assert len([m for m in fake.answers if m.get("id") == 9]) == 1  # the late result is dropped
         client.close()
+
+
+def test_a_sweep_that_stops_first_writes_the_answers_held_back() -> None:
+    # Answers held back on stdio are normally written with the next one; when the request
+    # behind them was cancelled, the sweep that finds nothing open is the one to write them.
+    with FakeServer() as fake:
+        client = fake.client(mis.InputHandler()).open()
+        responder = client._responder
+        assert responder is not None
+        flushed: list[int] = []
+        responder.flush = lambda: flushed.append(1)
+        with client._stats.lock:
+            responder._sweeping = True
+        assert responder._sweep() is True
+        assert flushed == [1] and not responder._sweeping
+        client.close()

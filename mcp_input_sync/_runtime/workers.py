@@ -1,6 +1,6 @@
 """HandlerPool: named daemon workers behind a bounded count of slots.
 
-It has the submit/shutdown shape of ``concurrent.futures.ThreadPoolExecutor``
+It has the submit/shutdown shape (:meth:`start`, :meth:`shutdown`) of ``concurrent.futures.ThreadPoolExecutor``
 but its workers are daemon threads, so a callback that never returns cannot
 keep the interpreter from exiting (behaviour.md section 11). :meth:`start`
 takes a slot with the job (never blocking: the caller refuses at once when
@@ -15,12 +15,13 @@ Workers are started when they are needed, and no sooner. A job that finds
 no idle worker waits in the queue for a busy one, as long as the queue
 moves: fast callbacks answer thousands of requests a second on one or two
 threads, where a thread per request would spend its time handing the
-interpreter lock around. When a job queued before the previous ``nudge``
-check (a few milliseconds of real time, measured by the watchdog's waits
-and counters, never by a clock) is still waiting, the callbacks ahead of it
-are slow or blocked, and a worker is started for every waiting job, up to
-``size``. Without a ``nudge`` every job that finds no idle worker gets a
-new one at once.
+interpreter lock around. ``nudge`` registers a check with the watchdog
+(the client's first runs within 0.1 s, then every few milliseconds of real
+time, measured by the watchdog's waits and counters, never by a clock).
+When a job queued before the previous check is still waiting, the
+callbacks ahead of it are slow or blocked, and a worker is started for
+every waiting job, up to ``size``. Without a ``nudge`` every job that finds
+no idle worker gets a new one at once.
 """
 
 from __future__ import annotations

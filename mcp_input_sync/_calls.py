@@ -116,6 +116,8 @@ class CallTable:
         self._by_id: dict[int, Call] = {}
         self._by_progress: dict[str, Call] = {}
         self._calls = 0
+        #: The call in flight when there is exactly one (what a stdio request ties to), else None.
+        self._sole: Optional[Call] = None
         self.closed = False
 
     def add(self, call: Call) -> bool:
@@ -126,6 +128,7 @@ class CallTable:
             self._by_id[call.id] = call
             if call.is_call:
                 self._calls += 1
+                self._sole = call if self._calls == 1 else None
             if call.progress_token is not None:
                 self._by_progress[call.progress_token] = call
             return True
@@ -133,6 +136,12 @@ class CallTable:
     def _drop(self, call: Call) -> None:
         if call.is_call:
             self._calls -= 1
+            self._sole = None
+            if self._calls == 1:
+                for other in self._by_id.values():
+                    if other.is_call and other is not call:
+                        self._sole = other
+                        break
         if call.progress_token is not None:
             self._by_progress.pop(call.progress_token, None)
 
@@ -173,6 +182,7 @@ class CallTable:
             self._by_id.clear()
             self._by_progress.clear()
             self._calls = 0
+            self._sole = None
             return calls
 
     def tie(
@@ -191,11 +201,8 @@ class CallTable:
             if chosen is None and by_stream:
                 candidate = self._by_id.get(stream) if type(stream) is int else None
                 chosen = candidate if candidate is not None and candidate.is_call else None
-            elif chosen is None and self._calls == 1:
-                for call in self._by_id.values():
-                    if call.is_call:
-                        chosen = call
-                        break
+            elif chosen is None:
+                chosen = self._sole
             if chosen is not None:
                 chosen.tied.add(inbound)
                 chosen.clock.pause(now)

@@ -310,3 +310,23 @@ def test_a_pending_call_survives_a_json_round_trip_and_refuses_garbage() -> None
 def test_modern_capabilities_have_no_list_changed_and_tasks_as_an_extension() -> None:
     caps = modern.capabilities(sampling=True, elicitation_modes=("form",), roots=True, sampling_tools=False, sampling_context=False, tasks=True)
     assert caps == {"sampling": {}, "elicitation": {"form": {}}, "roots": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}}
+
+
+def test_a_stdio_request_ties_to_the_call_left_when_another_ends() -> None:
+    from mcp_input_sync._calls import Call, CallTable
+    from mcp_input_sync._legacy import Inbound
+
+    table = CallTable()
+
+    def call(request_id: int, is_call: bool = True) -> Call:
+        return Call(request_id, "tools/call" if is_call else "tools/list", is_call, {}, CallClock(0.0, 60.0, 600.0))
+
+    first, second, listing = call(1), call(2), call(3, is_call=False)
+    assert table.add(first) and table.add(listing)
+    assert table.tie(Inbound("a", "roots/list", "roots"), 1.0) is first  # the only call (a list is no call)
+    assert table.add(second)
+    assert table.tie(Inbound("b", "roots/list", "roots"), 1.0) is None  # two calls: tied to neither
+    assert table.pop(1) is first
+    assert table.tie(Inbound("c", "roots/list", "roots"), 2.0) is second  # the one left
+    assert table.pop(2) is second
+    assert table.tie(Inbound("d", "roots/list", "roots"), 3.0) is None  # none in flight

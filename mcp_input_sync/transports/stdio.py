@@ -149,7 +149,8 @@ class StdioTransport:
         """
         if self._stdin_fd is None or self._closing:
             raise TransportClosed("stdio transport is closed")
-        if not self._write_lock.acquire(timeout=self.write_timeout):
+        lock = self._write_lock
+        if not lock.acquire(False) and not lock.acquire(True, self.write_timeout):  # cheap when free
             raise TransportClosed("the server has not read its stdin for too long")
         try:
             first = not self._pending
@@ -199,7 +200,8 @@ class StdioTransport:
         fd = self._stdin_fd
         if fd is None or self._closing:
             raise TransportClosed("stdio transport is closed")
-        if not self._write_lock.acquire(timeout=self.write_timeout):
+        lock = self._write_lock
+        if not lock.acquire(False) and not lock.acquire(True, self.write_timeout):  # cheap when free
             raise TransportClosed("the server has not read its stdin for too long")
         try:
             if self._pending:

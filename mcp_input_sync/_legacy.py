@@ -63,6 +63,9 @@ class Inbound:
 
     __slots__ = ("id", "method", "kind", "token", "call", "deadline", "limit", "task_id")
 
+    def __str__(self) -> str:  # how the handler pool names its job: "elicitation/create 7"
+        return f"{self.method} {self.id!r}"
+
     def __init__(self, request_id: RequestId, method: str, kind: str, deadline: float = 0.0, limit: float = 0.0) -> None:
         self.id = request_id
         self.method = method
@@ -99,6 +102,7 @@ class LegacyResponder:
         self.checks = checks
         self.budget_lock = threading.Lock()
         self.options = options
+        self._timeouts = options.handler_timeout
         self.calls = calls
         self.stats = stats
         self.send = send
@@ -191,7 +195,7 @@ class LegacyResponder:
         if self.pool.full():  # step 6, before the request is opened (start() below re-checks)
             self.refuse(request_id, kind, BUSY)
             return
-        limit = self.options.handler_timeout[kind]
+        limit = self._timeouts[kind]
         entry = Inbound(request_id, method, kind, now + limit, limit)
         with self.stats.lock:
             closing = self.closing
@@ -208,7 +212,7 @@ class LegacyResponder:
         if arm:  # one sweep of deadlines while requests are open, not a timer per request
             self.watchdog.watch(self._sweep)
         try:
-            started = self.pool.start(partial(self._run, entry, prepared), f"{method} {request_id!r}")
+            started = self.pool.start(partial(self._run, entry, prepared), entry)
         except RuntimeError:  # the pool shut down meanwhile
             self.answer(entry, jsonrpc.error(request_id, jsonrpc.INTERNAL_ERROR, "the client is closing"))
             return

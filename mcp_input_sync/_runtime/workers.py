@@ -47,7 +47,7 @@ class HandlerPool:
         self._role = role
         self._nudge = nudge
         self._free = size  # slots not taken; guarded by _lock (cheaper than a Semaphore's condition)
-        self._jobs: "queue.SimpleQueue[Optional[tuple[Job, str]]]" = queue.SimpleQueue()
+        self._jobs: "queue.SimpleQueue[Optional[tuple[Job, object]]]" = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []
         self._idle = 0  # workers waiting for a job and not yet promised one
@@ -56,13 +56,15 @@ class HandlerPool:
         self._taken = 0  # of those, how many a worker took
         self._mark = 0  # _queued at the previous check
         self._checking = False
-        self._running: dict[threading.Thread, str] = {}
+        self._running: dict[threading.Thread, object] = {}
         self._shutdown = False
 
-    def start(self, job: Job, label: str) -> bool:
+    def start(self, job: Job, label: object) -> bool:
         """Take a slot and run ``job`` on a worker; False, and nothing runs, when all ``size`` are held.
 
-        The slot is released when ``job`` really returns.
+        The slot is released when ``job`` really returns. ``label`` names the
+        job in logs and in :meth:`shutdown`'s list: anything whose ``str()``
+        does (made into text only when it is needed).
 
         Raises:
             RuntimeError: the pool is shut down.
@@ -162,7 +164,7 @@ class HandlerPool:
             if not budget.join(thread, share=0.5) and thread is not threading.current_thread():
                 label = self._running.get(thread)
                 if label is not None:
-                    stuck.append(label)
+                    stuck.append(str(label))
         return stuck
 
     def alive(self) -> list[threading.Thread]:

@@ -35,7 +35,8 @@ def input_context(
         ctx.host = url.host
         ctx.idn = url.idn
         ctx.origin_mismatch = url.origin_mismatch
-    ctx.fields = prepared.fields
+    ctx._fields = None
+    ctx._form_fields = prepared.fields  # the form's own: ctx.fields copies it when read
     ctx._token = token if token is not None else _UNSET_TOKEN
     return ctx
 

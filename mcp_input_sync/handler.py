@@ -82,7 +82,8 @@ class InputContext:
         "host",
         "idn",
         "origin_mismatch",
-        "fields",
+        "_fields",
+        "_form_fields",
         "_token",
     )
 
@@ -122,9 +123,25 @@ class InputContext:
         self.idn = idn
         #: URL elicitation: True unless the URL's origin is the server's.
         self.origin_mismatch = origin_mismatch
-        #: Form elicitation: per-field facts, e.g. ``{"pin": {"sensitive_suspected": True}}``.
-        self.fields = fields
+        self._fields = fields
+        self._form_fields: Optional[Mapping[str, Mapping[str, Any]]] = None
         self._token = token if token is not None else _UNSET_TOKEN
+
+    @property
+    def fields(self) -> Optional[Mapping[str, Any]]:
+        """Form elicitation: per-field facts, e.g. ``{"pin": {"sensitive_suspected": True}}``.
+
+        This request's own copy, made when first read: a callback may change it.
+        """
+        fields = self._fields
+        if fields is None and self._form_fields is not None:
+            fields = self._fields = {name: dict(facts) for name, facts in self._form_fields.items()}
+        return fields
+
+    @fields.setter
+    def fields(self, value: Optional[Mapping[str, Any]]) -> None:
+        self._fields = value
+        self._form_fields = None
 
     @property
     def cancelled(self) -> bool:

@@ -338,3 +338,22 @@ def test_stats_count_served_refused_by_check_and_dropped(recorder: Recorder) -> 
         assert stats["served"] == 1
         assert {k: dict(v) for k, v in stats["refused"].items()} == {"elicitation": {"url": 1, "budget": 2}}
         assert json.dumps({k: (dict(v) if k == "refused" else v) for k, v in stats.items()}, default=dict)
+
+
+def test_a_callback_that_changes_its_fields_changes_no_other_request(recorder: Recorder) -> None:
+    handler = Everything()
+    schema = {"type": "object", "properties": {"pin": {"type": "string"}}}
+    with connect(recorder, handler) as client:
+        ask(client, elicit_form(schema))
+        ((_, _, first),) = handler.seen
+        fields = first.fields
+        assert fields == {"pin": {"sensitive_suspected": True}}
+        fields["pin"]["sensitive_suspected"] = False  # the copy is this request's own
+        assert first.fields is fields
+        ask(client, elicit_form(schema))  # the same form again: compiled once, cached
+        second = handler.seen[1][2]
+        assert second.fields == {"pin": {"sensitive_suspected": True}}
+    made = mis.InputContext(client="c", server_id="s", era=None, fields={"a": {"sensitive_suspected": False}})
+    assert made.fields == {"a": {"sensitive_suspected": False}}
+    made.fields = None
+    assert made.fields is None

@@ -109,8 +109,9 @@ class Prepared(Record):
     """An input request that passed the checks before the callback.
 
     ``params`` is what the handler sees (sampling: clamped; others: as sent);
-    ``notes`` collects warnings for the local log (roots dropped, ...), filled
-    by :meth:`InputChecks.answer`.
+    ``fields`` is the compiled form's own (shared: never changed; each
+    callback's context copies it when read); ``notes`` collects warnings for
+    the local log (roots dropped, ...), filled by :meth:`InputChecks.answer`.
     """
 
     __slots__ = ("kind", "params", "mode", "url", "form", "fields", "notes")
@@ -218,8 +219,8 @@ class InputChecks:
             form = self.forms.get(schema)
         except SchemaRefused as exc:
             return _refuse("schema", jsonrpc.INVALID_PARAMS, f"requestedSchema refused: {exc}")
-        # each request gets its own copy: a handler may write into ctx.fields
-        return Prepared("elicitation", params, "form", None, form, {k: dict(v) for k, v in form.fields.items()})
+        # the form's own facts, shared: InputContext.fields gives each callback a copy when read
+        return Prepared("elicitation", params, "form", None, form, form.fields)
 
     # ------------------------------------------------------------------ step 8
 

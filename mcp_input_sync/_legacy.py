@@ -207,7 +207,7 @@ class LegacyResponder:
             if closing:
                 self._send_message(jsonrpc.error(request_id, jsonrpc.INTERNAL_ERROR, "the client is closing"))
             return
-        task_id = entry.task_id = related_task(params)
+        task_id = entry.task_id = related_task(params) if type(params) is dict and "_meta" in params else None
         entry.call = self.calls.tie(entry, now, task_id, stream, self.ties_by_stream)
         if arm:  # one sweep of deadlines while requests are open, not a timer per request
             self.watchdog.watch(self._sweep)

@@ -20,7 +20,7 @@ from . import RealBudget, start_thread
 log = logging.getLogger("mcp_input_sync")
 
 #: Real seconds between calls of a fast watcher (see :meth:`Watchdog.watch_fast`).
-FAST = 0.004
+FAST = 0.02
 
 
 class Timer:

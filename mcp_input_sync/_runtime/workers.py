@@ -16,7 +16,7 @@ no idle worker waits in the queue for a busy one, as long as the queue
 moves: fast callbacks answer thousands of requests a second on one or two
 threads, where a thread per request would spend its time handing the
 interpreter lock around. ``nudge`` registers a check with the watchdog
-(the client's first runs within 0.1 s, then every few milliseconds of real
+(the client's first runs within 0.1 s, then every 20 ms of real
 time, measured by the watchdog's waits and counters, never by a clock).
 When a job queued before the previous check is still waiting, the
 callbacks ahead of it are slow or blocked, and a worker is started for

@@ -20,8 +20,7 @@ skipped: it runs once or twice per server request.
 from __future__ import annotations
 
 import time
-
-_BUILTIN = type(time.perf_counter)
+from types import BuiltinFunctionType as _BUILTIN  # not type(time.x): freezegun may have patched those
 
 
 def _read() -> float:
@@ -48,7 +47,8 @@ def monotonic() -> float:
     """Return the library clock in seconds (``time.monotonic``, freezegun-aware)."""
     clock = time.monotonic
     if type(clock) is _BUILTIN:  # not patched: no frame inspection to steer
-        return clock()
+        now: float = clock()
+        return now
     return _hop1()
 
 

@@ -168,6 +168,17 @@ def test_the_cache_keeps_apart_schemas_that_only_compare_equal() -> None:
         cache.get(form(a={"type": "string", "default": object()}))
 
 
+def test_a_schema_built_in_python_with_str_subclasses_is_still_cached() -> None:
+    # marshal refuses subclasses (an enum.StrEnum member, say): the key falls back to JSON text
+    class Name(str):
+        pass
+
+    cache = FormCache()
+    first = cache.get(form(a={"type": Name("string")}))
+    assert cache.get(form(a={"type": Name("string")})) is first
+    assert first.check_content({"a": "x"}) is None
+
+
 def test_a_deeply_nested_hostile_schema_is_refused_without_recursion_errors() -> None:
     node: dict[str, Any] = {"type": "string"}
     for _ in range(10_000):

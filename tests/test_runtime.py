@@ -240,3 +240,28 @@ def test_the_real_budget_never_hands_out_more_than_it_has() -> None:
     assert budget.take(0.7) == pytest.approx(0.7)
     assert budget.take(0.7) == pytest.approx(0.3)
     assert budget.take(5) == 0.0
+
+
+FROZEN_IMPORT = r"""
+import json, threading
+from freezegun import freeze_time
+with freeze_time("2020-01-01"):
+    from mcp_input_sync import _clock  # first imported while time is frozen
+    seen = {"main": _clock.monotonic()}
+    worker = threading.Thread(target=lambda: seen.update(worker=_clock.monotonic()))
+    worker.start()
+    worker.join(10)
+print(json.dumps(seen))
+"""
+
+
+def test_the_clock_agrees_across_threads_when_first_imported_under_a_freeze() -> None:
+    # freezegun patches time.perf_counter too: the "is it the interpreter's own" test must not
+    # take its type from a time function, or a frozen import makes fake_monotonic look builtin
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", FROZEN_IMPORT], capture_output=True, text=True, timeout=60, check=True)
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert abs(seen["main"] - seen["worker"]) < 1.0

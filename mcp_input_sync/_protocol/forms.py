@@ -356,7 +356,7 @@ class FormCache:
 
     def __init__(self, size: int = 256) -> None:
         self.size = size
-        self._forms: dict[bytes, FormSchema] = {}
+        self._forms: dict[object, FormSchema] = {}
 
     def get(self, schema: Any) -> FormSchema:
         """The compiled form for ``schema`` (compiled on first use).
@@ -364,10 +364,14 @@ class FormCache:
         Raises:
             SchemaRefused: as :func:`compile_form`.
         """
+        key: object
         try:
             key = _marshal(schema, 2)
-        except ValueError:  # nested past marshal's own depth limit, or not data
-            raise SchemaRefused("requestedSchema is not plain JSON") from None
+        except ValueError:  # a str or int subclass (a schema built in Python), or nested past marshal's limit
+            try:
+                key = dumps(schema)  # text, never equal to a marshal key
+            except (TypeError, ValueError):
+                raise SchemaRefused("requestedSchema is not plain JSON") from None
         form = self._forms.get(key)
         if form is None:
             try:

@@ -7,7 +7,7 @@ from typing import Any, Mapping, Optional, Union
 
 from ._protocol.checks import InputChecks, Prepared, Refusal
 from ._protocol.jsonrpc import INTERNAL_ERROR, JsonDict
-from .handler import _UNSET_TOKEN, CancelToken, InputContext, InputHandler
+from .handler import CancelToken, InputContext, InputHandler
 
 
 def input_context(
@@ -20,29 +20,9 @@ def input_context(
     token: Optional[CancelToken] = None,
 ) -> InputContext:
     """The context of a callback answering ``prepared`` (behaviour.md section 9)."""
-    ctx = _new_context(InputContext)
-    ctx.client = client
-    ctx.server_id = server_id
-    ctx.era = era
-    ctx.assigns = assigns
-    ctx.related_request_id = related_request_id
-    ctx.mode = prepared.mode
-    url = prepared.url
-    if url is None:
-        ctx.url = ctx.host = ctx.idn = ctx.origin_mismatch = None
-    else:
-        ctx.url = url.url
-        ctx.host = url.host
-        ctx.idn = url.idn
-        ctx.origin_mismatch = url.origin_mismatch
-    ctx._fields = None
-    ctx._form_fields = prepared.fields  # the form's own: ctx.fields copies it when read
-    ctx._token = token if token is not None else _UNSET_TOKEN
-    return ctx
-
-
-#: ``InputContext`` without its keyword-only ``__init__``: one per server request.
-_new_context = object.__new__
+    return InputContext._for_request(
+        client, server_id, era, assigns, related_request_id, prepared.mode, prepared.url, prepared.fields, token
+    )
 
 
 log = logging.getLogger("mcp_input_sync")

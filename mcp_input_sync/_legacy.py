@@ -175,7 +175,7 @@ class LegacyResponder:
             log.warning("mcp_input_sync: server request with an invalid id; answered -32600")
             self._send_message(jsonrpc.error(None, jsonrpc.INVALID_REQUEST, "invalid request id"))
             return
-        if self.inbox.get(request_id) is not None:  # one dict lookup is atomic: admit() re-checks under the lock
+        if self._is_open(request_id):
             log.warning("mcp_input_sync: server reused the id %r of an unanswered request; dropped", request_id)
             return
         if method == "ping":
@@ -207,7 +207,7 @@ class LegacyResponder:
             if closing:
                 self._send_message(jsonrpc.error(request_id, jsonrpc.INTERNAL_ERROR, "the client is closing"))
             return
-        task_id = entry.task_id = related_task(params) if type(params) is dict and "_meta" in params else None
+        task_id = entry.task_id = related_task(params)
         entry.call = self.calls.tie(entry, now, task_id, stream, self.ties_by_stream)
         if arm:  # one sweep of deadlines while requests are open, not a timer per request
             self.watchdog.watch(self._sweep)
@@ -238,10 +238,8 @@ class LegacyResponder:
         request_id = entry.id
         kind = entry.kind
         call = entry.call
-        if call is None:
-            ctx = input_context(prepared, self.client_name, self.server_id, self.era, self.options.assigns, None, entry.token)
-        else:
-            ctx = input_context(prepared, self.client_name, self.server_id, self.era, call.assigns, call.id, entry.token)
+        assigns, related = (self.options.assigns, None) if call is None else (call.assigns, call.id)
+        ctx = input_context(prepared, self.client_name, self.server_id, self.era, assigns, related, entry.token)
         try:
             value = call_handler(handler, prepared, ctx)
         except InputRefused as refusal:
@@ -294,9 +292,7 @@ class LegacyResponder:
                 self.send(data)
         except TransportClosed:
             log.debug("mcp_input_sync: answer to %r not sent: transport closed", entry.id)
-        call = entry.call
-        if call is not None:
-            self.calls.untie(entry, call, _clock.monotonic())
+        self._untie(entry)
         return True
 
     def _flush_soon(self) -> Callable[[], bool]:

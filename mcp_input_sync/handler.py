@@ -70,7 +70,7 @@ class InputContext:
     Attributes that do not apply to a request are ``None``.
     """
 
-    # _callbacks.input_context fills these slots directly (the per-request path): keep both in step.
+    # __init__ and _for_request (the library's own, once per request) each set every slot.
     __slots__ = (
         "client",
         "server_id",
@@ -126,6 +126,44 @@ class InputContext:
         self._fields = fields
         self._form_fields: Optional[Mapping[str, Mapping[str, Any]]] = None
         self._token = token if token is not None else _UNSET_TOKEN
+
+    @classmethod
+    def _for_request(
+        cls,
+        client: str,
+        server_id: str,
+        era: Optional[str],
+        assigns: Optional[Mapping[str, Any]],
+        related_request_id: Any,
+        mode: Optional[str],
+        url: Any,
+        form_fields: Optional[Mapping[str, Mapping[str, Any]]],
+        token: Optional[CancelToken],
+    ) -> "InputContext":
+        """The context of one server request, without ``__init__``'s keywords (it is on every request's path).
+
+        ``url`` is the checked URL's facts (``url``, ``host``, ``idn``,
+        ``origin_mismatch``) or None; ``form_fields`` is the compiled form's
+        own, copied by :attr:`fields` when first read.
+        """
+        ctx: InputContext = object.__new__(cls)
+        ctx.client = client
+        ctx.server_id = server_id
+        ctx.era = era
+        ctx.assigns = assigns
+        ctx.related_request_id = related_request_id
+        ctx.mode = mode
+        if url is None:
+            ctx.url = ctx.host = ctx.idn = ctx.origin_mismatch = None
+        else:
+            ctx.url = url.url
+            ctx.host = url.host
+            ctx.idn = url.idn
+            ctx.origin_mismatch = url.origin_mismatch
+        ctx._fields = None
+        ctx._form_fields = form_fields
+        ctx._token = token if token is not None else _UNSET_TOKEN
+        return ctx
 
     @property
     def fields(self) -> Optional[Mapping[str, Any]]:

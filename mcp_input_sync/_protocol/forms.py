@@ -368,16 +368,17 @@ class FormCache:
         try:
             key = _marshal(schema, 2)
         except ValueError:  # a str or int subclass (a schema built in Python), or nested past marshal's limit
-            try:
-                key = dumps(schema)  # text, never equal to a marshal key
-            except (TypeError, ValueError):
-                raise SchemaRefused("requestedSchema is not plain JSON") from None
-        form = self._forms.get(key)
+            key = None
+        form = self._forms.get(key) if key is not None else None
         if form is None:
             try:
-                dumps(schema)
+                text = dumps(schema)
             except (TypeError, ValueError):
                 raise SchemaRefused("requestedSchema is not plain JSON") from None
+            if key is None:
+                key = text  # text, never equal to a marshal key
+                form = self._forms.get(key)
+        if form is None:
             form = compile_form(schema)
             if len(self._forms) >= self.size:
                 self._forms = {}

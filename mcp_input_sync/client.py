@@ -1090,6 +1090,20 @@ class Client:
         answers = [self._modern.answer_one(step, clock, None) for step in prepared]
         return answers
 
+    def check_input(self, method: str, params: Any) -> Union[Prepared, Refusal]:
+        """Run one input request of a pending round through this client's checks (steps 4 and 5).
+
+        For hosts that answer a :class:`PendingCall` later, such as the web
+        bridge, which parks each request for a person: it returns the checked
+        request (its compiled form, URL and kind), or the :class:`Refusal` that
+        says why the client will not ask the user. Before :meth:`open` every
+        request is refused (check ``capability``).
+        """
+        responder = self._responder
+        if responder is None:
+            return Refusal("capability", jsonrpc.METHOD_NOT_FOUND, "the client is not open")
+        return responder.checks.prepare(method, params, in_flight=True)
+
     # ------------------------------------------------------------------ writing
 
     def _send(self, message: JsonDict) -> None:

@@ -376,13 +376,12 @@ class PendingInputBroker:
             return
         prepared: dict[str, Any] = {}
         auto: JsonDict = {}
-        checks = client._responder.checks if getattr(client, "_responder", None) is not None else None
         for key, request in outcome.input_requests.items():
             method = request.get("method")
             if method == "roots/list":
                 auto[key] = {"roots": []}  # nobody on the web to list roots: none are shared
                 continue
-            step = checks.prepare(method, request.get("params"), in_flight=True) if checks is not None else None
+            step = client.check_input(method, request.get("params")) if isinstance(method, str) else None
             if not isinstance(step, Prepared):
                 record.update(status="error", error=f"input request {key!r} was refused by the checks", inputs={})
                 self._put_call(record)

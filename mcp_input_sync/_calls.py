@@ -1,9 +1,12 @@
-"""The client's own requests in flight, and the calls server requests tie to.
+"""The client's own requests in flight, the calls server requests tie to, and those requests.
 
 A *call* is a call_tool, read_resource or get_prompt request that has been
 written and is not yet answered, timed out, cancelled or abandoned (the
 list methods, ping and the handshake are requests, not calls). On stdio a
-server request is tied to the call in flight when there is exactly one.
+server request is tied to the call in flight when there is exactly one
+(docs/reference.md#tying-server-requests-to-calls). An :class:`Inbound` is
+one server request being answered by a callback; a :class:`CallSpec` is what
+one public call asks for beyond its method and params.
 """
 
 from __future__ import annotations
@@ -12,13 +15,67 @@ import threading
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 
 from ._protocol.calls import CallClock
-from ._protocol.jsonrpc import JsonDict
+from ._protocol.jsonrpc import JsonDict, RequestId
+from .handler import CancelToken
 
 if TYPE_CHECKING:
-    from ._legacy import Inbound
     from .errors import ClientError
 
+#: Called on the notification thread with each ``notifications/progress`` params of a call.
 ProgressCallback = Callable[[JsonDict], None]
+
+
+class CallSpec:
+    """What one public call asks for beyond its method and params.
+
+    ``clock`` holds its deadlines; ``assigns`` is what callbacks answering its
+    input see as ``ctx.assigns`` (None: the client's); ``progress`` hears its
+    progress; ``cancel`` is the caller's event; ``defer_input`` (2026-07-28)
+    returns a :class:`~mcp_input_sync._protocol.modern.PendingCall` at the
+    first round of input; ``wait`` follows a task to its result.
+    """
+
+    __slots__ = ("clock", "assigns", "progress", "cancel", "defer_input", "wait")
+
+    def __init__(
+        self,
+        clock: CallClock,
+        assigns: Optional[Mapping[str, Any]] = None,
+        progress: Optional[ProgressCallback] = None,
+        cancel: "Optional[threading.Event]" = None,
+        defer_input: bool = False,
+        wait: bool = True,
+    ) -> None:
+        self.clock = clock
+        self.assigns = assigns
+        self.progress = progress
+        self.cancel = cancel
+        self.defer_input = defer_input
+        self.wait = wait
+
+
+class Inbound:
+    """One server request being answered by a callback (or one modern callback under its deadline)."""
+
+    __slots__ = ("id", "method", "kind", "token", "call", "deadline", "limit", "task_id", "expire")
+
+    def __str__(self) -> str:  # how the handler pool names its job: "elicitation/create 7"
+        return f"{self.method} {self.id!r}"
+
+    def __init__(self, request_id: RequestId, method: str, kind: str, deadline: float = 0.0, limit: float = 0.0) -> None:
+        self.id = request_id
+        self.method = method
+        self.kind = kind
+        #: The 2025-11-25 task this request belongs to (``related-task``), if any.
+        self.task_id: Optional[str] = None
+        self.token = CancelToken()
+        #: The call this request is tied to, or None.
+        self.call: Optional[Call] = None
+        #: When its handler_timeout runs out (library clock), and that timeout.
+        self.deadline = deadline
+        self.limit = limit
+        #: What the deadline sweep does once ``deadline`` has passed (see ``InputDesk.track_locked``).
+        self.expire: Optional[Callable[["Inbound"], None]] = None
 
 
 class Latch:
@@ -188,7 +245,7 @@ class CallTable:
     def tie(
         self, inbound: "Inbound", now: float, task_id: Optional[str] = None, stream: Any = None, by_stream: bool = False
     ) -> Optional[Call]:
-        """Tie a server request to a call (behaviour.md section 5).
+        """Tie a server request to a call (docs/reference.md#tying-server-requests-to-calls).
 
         The call waiting on its related task; else, over HTTP (``by_stream``),
         the call whose response stream carried it (``stream`` is that call's

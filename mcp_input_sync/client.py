@@ -21,55 +21,52 @@ Thread and lifecycle contract:
   blocks interpreter exit), logged and counted in ``stats["stuck_callbacks"]``.
 - When the connection breaks, every call in flight raises
   ``ClientError(kind="transport")`` and the client closes itself.
+
+The client is a facade (docs/architecture.md#the-client): it joins the
+port, the session, the input desk, the handshake and the era's engine, and
+is the only module that builds them.
 """
 
 from __future__ import annotations
 
 import enum
 from functools import partial
-import itertools
 import logging
 import os
 import threading
 from typing import Any, Literal, Mapping, Optional, Sequence, Union, overload
 
-from . import _clock, reflect
-from ._calls import Call, CallTable, ProgressCallback
-from ._legacy import LegacyResponder
-from ._modern import ModernCalls
+from . import _clock
+from ._calls import CallSpec, ProgressCallback
+from ._engines.base import EraEngine
+from ._engines.legacy import LegacyEngine
+from ._engines.modern import ModernEngine
+from ._handshake import Handshake, declared_capabilities
+from ._input import InputDesk
 from ._notifications import NotificationRouter, Subscriber, Subscription
+from ._port import Port
 from ._protocol import jsonrpc, modern
 from ._protocol import versions as v
 from ._protocol.budget import TokenBucket
-from ._protocol.calls import MAX_TOTAL, CallClock
-from ._protocol.checks import CheckConfig, InputChecks, Prepared, Refusal
-from ._protocol.headers import tool_header_map
+from ._protocol.calls import CallClock
+from ._protocol.checks import Prepared, Refusal
 from ._protocol.jsonrpc import JsonDict
-from ._protocol.limits import LimitExceeded, may_be_too_deep, salvage, too_deep
-from ._protocol.modern import PendingCall
+from ._protocol.modern import MetaStamp, PendingCall
 from ._runtime import RealBudget
 from ._runtime.notify import NotificationPump
 from ._runtime.watchdog import Watchdog
 from ._runtime.workers import HandlerPool
+from ._session import Session, collect_pages, transport_error
 from ._stats import Stats
 from ._version import __version__
 from .errors import ClientError
-from .handler import CancelToken, InputHandler, overrides
+from .handler import InputHandler
 from .options import Options, seconds
-from .transports.base import Oversized, Transport, TransportClosed
+from .transports.base import Transport, TransportClosed
 
 log = logging.getLogger("mcp_input_sync")
 
 __all__ = ["Client", "ClientState", "Subscription", "connect_http", "connect_stdio"]
-
-#: How a server request in the 2026-07-28 era is counted and logged (it is never answered).
-MODERN_REQUEST = Refusal("era", 0, "a server request in the 2026-07-28 era was ignored")
-
-#: The era each HTTP origin spoke (behaviour.md section 4: cached per origin), this process.
-_ERA_CACHE: dict[str, tuple[str, str]] = {}
-
-#: Pages a list_* call follows before it gives up.
-MAX_LIST_PAGES = 1000
 
 
 class _Unset(enum.Enum):
@@ -95,7 +92,7 @@ class Client:
     Args:
         transport: the connection to one server (see :mod:`mcp_input_sync.transports`);
             it is started by :meth:`open`.
-        **options: the options of behaviour.md section 2 (``handler``, ``name``,
+        **options: the options of docs/reference.md#options (``handler``, ``name``,
             ``server_id``, ``assigns``, ``protocol``, ``timeout``, ...).
 
     Raises:
@@ -111,58 +108,57 @@ class Client:
     def __init__(self, transport: Transport, **options: Any) -> None:
         self._opts = opts = Options.parse(options)
         self._transport = transport
+        self._port = port = Port(transport)
         self._handler: Optional[InputHandler] = opts.handler
         #: The ``name`` option: ``clientInfo.name`` and ``ctx.client``.
         self.name = opts.name
         #: The ``server_id`` option: ``ctx.server_id`` and the server's logger name.
-        self.server_id: str = opts.server_id or str(getattr(transport, "default_server_id", "server"))
-        set_server_id = getattr(transport, "set_server_id", None)
-        if set_server_id is not None:
-            set_server_id(self.server_id)
-        set_limits = getattr(transport, "set_limits", None)
-        if set_limits is not None:
-            set_limits(opts.limits)
-        self._depth_limit = opts.limits["json_depth"]
+        self.server_id: str = opts.server_id or port.default_server_id
         self._state = ClientState.UNOPENED
         self._state_lock = threading.RLock()
         self._closed = threading.Event()
         self._ready = threading.Event()
-        self._ids = itertools.count(1)
-        self._calls = CallTable()
         self._stats = Stats()
         self._pid = os.getpid()
-        self._pool: Optional[HandlerPool] = None
-        self._pump: Optional[NotificationPump] = None
-        self._watchdog: Optional[Watchdog] = None
-        self._responder: Optional[LegacyResponder] = None
+        self._session = Session(
+            port,
+            stats=self._stats,
+            server_id=self.server_id,
+            default_assigns=opts.assigns,
+            depth_limit=opts.limits["json_depth"],
+            route=self._route,
+            is_live=self._is_live,
+            on_broken=self.close,
+        )
+        #: The requests in flight (the session's call table).
+        self._calls = self._session.calls
+        port.configure(self.server_id, opts.limits, self._session.on_lost)
         self._router = NotificationRouter(
             handler=opts.handler, calls=self._calls, stats=self._stats, client_name=self.name, server_id=self.server_id
         )
-        self._logs_requested = False
-        self._logs_lock = threading.Lock()
-        #: The modern protocol version put in every request's _meta (None: legacy, or not open).
-        self._meta_version: Optional[str] = None
-        self._meta_cache: Optional[tuple[str, JsonDict, JsonDict]] = None
-        self._modern = ModernCalls(self)
-        #: Tokens of modern callbacks running on callers' threads (close() sets them).
-        self._live_tokens: set[CancelToken] = set()
-        #: Worker threads of parallel modern rounds (close() joins them).
-        self._input_threads: set[threading.Thread] = set()
-        #: The open subscriptions/listen request (modern), if any.
-        self._listen: Optional[Call] = None
-        self._resource_subscriptions: list[str] = []
-        #: Each tool's ``execution.taskSupport`` as last listed (2025-11-25 tasks).
-        self._task_supports: dict[str, str] = {}
+        self._pool: Optional[HandlerPool] = None
+        self._pump: Optional[NotificationPump] = None
+        self._watchdog: Optional[Watchdog] = None
+        self._desk: Optional[InputDesk] = None
+        #: The legacy engine: built when the client opens, it hears the server until the era is decided.
+        self._legacy: Optional[LegacyEngine] = None
+        #: The engine of the era the handshake chose (None before).
+        self._engine: Optional[EraEngine] = None
+        self._stamp: Optional[MetaStamp] = None
         #: ``"legacy"`` or ``"modern"`` once open, else None.
         self.era: Optional[str] = None
-        #: The negotiated protocol version once open, else None.
-        self.protocol_version: Optional[str] = None
         #: The server's ``serverInfo`` from the handshake (None before).
         self.server_info: Optional[JsonDict] = None
         #: The server's capabilities from the handshake (None before).
         self.server_capabilities: Optional[JsonDict] = None
         #: The server's ``instructions`` from the handshake, if any.
         self.instructions: Optional[str] = None
+
+    @property
+    def protocol_version(self) -> Optional[str]:
+        """The negotiated protocol version once open, else None."""
+        engine = self._engine
+        return engine.version if engine is not None else None
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -198,12 +194,12 @@ class Client:
             self._wait_ready()
             return self
         try:
-            self._start_runtime()
+            desk = self._start_runtime()
             try:
-                self._transport.start(self._on_line, self._on_transport_closed)
+                self._port.start(self._session.on_line, self._session.on_transport_closed)
             except TransportClosed as exc:
-                raise ClientError("transport", str(exc)) from exc
-            self._connect()
+                raise transport_error(exc, str(exc)) from exc
+            self._connect(desk)
         except BaseException:
             self.close()
             raise
@@ -223,327 +219,128 @@ class Client:
         if self._state is not ClientState.OPEN:
             raise ClientError("closed", "the client is closed")
 
-    def _start_runtime(self) -> None:
-        """The threads and engines of an opening client (never in the constructor)."""
+    def _start_runtime(self) -> InputDesk:
+        """The threads and parts of an opening client (never in the constructor)."""
         with self._state_lock:
+            opts = self._opts
             self._pid = os.getpid()
-            self._watchdog = Watchdog()
-            self._watchdog.start()
-            # answers that cost a round trip each (HTTP POSTs) are better written by many workers at once
-            slow_answers = bool(getattr(self._transport, "slow_answers", False))
-            # every queued job is an open request, so the deadline sweep wakes the watchdog within
-            # 0.1 s to look at the nudge: no wake-up per burst (each would be a thread switch)
-            nudge = None if slow_answers else partial(self._watchdog.watch_fast, wake=False)
-            self._pool = HandlerPool(self._opts.max_server_requests, nudge=nudge)
+            self._watchdog = watchdog = Watchdog()
+            watchdog.start()
+            # answers that cost a round trip each (HTTP POSTs) are better written by many workers at once;
+            # otherwise every queued job is an open request, so the deadline sweep wakes the watchdog
+            # within 0.1 s to look at the nudge: no wake-up per burst (each would be a thread switch)
+            nudge = None if self._port.slow_answers else partial(watchdog.watch_fast, wake=False)
+            self._pool = HandlerPool(opts.max_server_requests, nudge=nudge)
             self._pump = NotificationPump()
             self._pump.start()
             self._router.pump = self._pump
-            self._responder = LegacyResponder(
+            self._session.drain = self._pump.drain
+            self._desk = desk = InputDesk(
                 handler=self._handler,
-                options=self._opts,
-                calls=self._calls,
+                options=opts,
                 stats=self._stats,
-                send=self._transport.send,
-                pool=self._pool,
-                watchdog=self._watchdog,
                 client_name=self.name,
                 server_id=self.server_id,
-                checks=InputChecks(CheckConfig(), *self._opts.input_rate_limit, _clock.monotonic()),
+                watchdog=watchdog,
             )
-            self._responder.ties_by_stream = bool(getattr(self._transport, "ties_by_stream", False))
-            send_later = getattr(self._transport, "send_later", None)
-            flush = getattr(self._transport, "flush", None)
-            if send_later is not None and flush is not None:
-                self._responder.send_later, self._responder.flush = send_later, flush
-            if hasattr(self._transport, "on_lost"):
-                self._transport.on_lost = self._on_lost
-            self._router.log_budget = TokenBucket(*self._opts.log_rate_limit, _clock.monotonic())
+            self._legacy = LegacyEngine(
+                session=self._session,
+                desk=desk,
+                port=self._port,
+                options=opts,
+                router=self._router,
+                pool=self._pool,
+                watchdog=watchdog,
+            )
+            self._session.receiver = self._legacy
+            self._router.log_budget = TokenBucket(*opts.log_rate_limit, _clock.monotonic())
+            return desk
+
+    def _connect(self, desk: InputDesk) -> None:
+        """Negotiate the era (docs/reference.md#era-detection), then start its engine."""
+        version = modern.MODERN_VERSION
+        info: JsonDict = {"name": self.name, "version": __version__}
+        self._stamp = MetaStamp(version, self.capabilities(version), info, self._log_level)
+        handshake = Handshake(
+            self._session, self._port, desk, self._opts, self._handler, self.name, self.server_id, self._stamp, self._on_era
+        )
+        negotiated = handshake.negotiate()
+        engine = self._engine
+        assert engine is not None
+        self.server_capabilities = negotiated.server_capabilities
+        self.server_info = negotiated.server_info
+        self.instructions = negotiated.instructions
+        discover = negotiated.discover
+        if negotiated.era == v.MODERN:
+            if discover is not None:
+                caps = discover.get("capabilities")
+                self.server_capabilities = caps if type(caps) is dict else {}
+            asked = engine.started(self.server_capabilities)
+            if asked is not None:
+                discover = asked
+                caps = discover.get("capabilities")
+                self.server_capabilities = caps if type(caps) is dict else {}
+            meta = discover.get("_meta") if discover is not None else None
+            found = meta.get(modern.META_SERVER_INFO) if type(meta) is dict else None
+            self.server_info = found if type(found) is dict else None
+            instructions = discover.get("instructions") if discover is not None else None
+            self.instructions = instructions if isinstance(instructions, str) else None
+        else:
+            engine.started(self.server_capabilities)
+
+    def _on_era(self, era: str, version: str) -> None:
+        """The handshake decided: every part learns the era before anything more is sent."""
+        desk, legacy, stamp = self._desk, self._legacy, self._stamp
+        assert desk is not None and legacy is not None and stamp is not None
+        self.era = desk.era = self._router.era = era
+        if era == v.MODERN:
+            engine: EraEngine = ModernEngine(
+                session=self._session, desk=desk, port=self._port, options=self._opts, router=self._router, stamp=stamp
+            )
+            self._session.receiver = engine
+        else:
+            legacy.negotiated = version
+            engine = legacy
+        self._engine = engine
+
+    def _log_level(self) -> Optional[str]:
+        """The log level a modern request asks for (None: nobody reads logs)."""
+        return self._opts.log_level if self._router.wants_logs else None
+
+    def _is_live(self) -> bool:
+        return self._state in (ClientState.OPEN, ClientState.CONNECTING)
+
+    def _route(self, method: str, params: Any) -> None:
+        self._router.route(method, params)
 
     def _check_pid(self) -> None:
         if os.getpid() != self._pid:
             raise ClientError("closed", "this client belongs to the parent process (used after fork)")
 
-    def _ensure_open(self) -> None:
+    def _ensure_open(self) -> EraEngine:
         state = self._state
         if state is ClientState.OPEN:
             if os.getpid() != self._pid:
                 self._check_pid()
-            return
-        if state is ClientState.UNOPENED:
+        elif state is ClientState.UNOPENED:
             self.open()
-            return
-        if state is ClientState.CONNECTING:  # the handshake is under way on another thread
+        elif state is ClientState.CONNECTING:  # the handshake is under way on another thread
             self._wait_ready()
-            return
-        raise ClientError("closed", "the client is closed")
+        else:
+            raise ClientError("closed", "the client is closed")
+        engine = self._engine
+        if engine is None:
+            raise ClientError("closed", "the client is closed")
+        return engine
 
     @property
     def state(self) -> ClientState:
         """The client's :class:`ClientState`."""
         return self._state
 
-    # ------------------------------------------------------------------ handshake
-
     def capabilities(self, version: str) -> JsonDict:
         """The ``ClientCapabilities`` this client declares at ``version``."""
-        handler = self._handler
-        modes: Optional[tuple[str, ...]] = None
-        if handler is not None and overrides(handler, "handle_elicitation"):
-            modes = tuple(m for m in handler.elicitation_modes() if m in ("form", "url"))
-        sampling = overrides(handler, "handle_sampling")
-        roots = overrides(handler, "list_roots")
-        sampling_tools = bool(handler is not None and type(handler).sampling_tools)
-        sampling_context = bool(self._opts.sampling["context"])
-        if version in modern.MODERN_VERSIONS:
-            return modern.capabilities(
-                sampling=sampling,
-                elicitation_modes=modes,
-                roots=roots,
-                sampling_tools=sampling_tools,
-                sampling_context=sampling_context,
-                tasks=self._opts.tasks,
-            )
-        return v.client_capabilities(
-            version=version,
-            sampling=sampling,
-            elicitation_modes=modes,
-            roots=roots,
-            sampling_tools=sampling_tools,
-            sampling_context=sampling_context,
-        )
-
-    # ------------------------------------------------------------------ era detection
-
-    def _connect(self) -> None:
-        """Pick the era (behaviour.md section 4) and finish the handshake, if any."""
-        protocol = self._opts.protocol
-        if protocol == "legacy":
-            self._handshake(v.LATEST_LEGACY_VERSION, forced=None)
-        elif protocol in v.FORCEABLE_LEGACY_VERSIONS:
-            self._handshake(protocol, forced=protocol)
-        elif protocol in ("modern",) + modern.MODERN_VERSIONS:
-            self._probe(forced=True)
-        elif protocol == "auto":
-            origin = self._http_origin()
-            cached = _ERA_CACHE.get(origin) if origin is not None else None
-            if cached is not None:
-                try:
-                    if cached[0] == v.MODERN:
-                        self._go_modern(cached[1], None)
-                    else:
-                        self._handshake(cached[1], forced=None, switch=True)
-                    return
-                except ClientError as exc:
-                    if exc.kind in ("transport", "auth", "closed"):
-                        raise
-                    if origin is not None:
-                        _ERA_CACHE.pop(origin, None)  # the cached guess failed: probe again
-            self._probe(forced=False)
-            if origin is not None and self.era is not None and self.protocol_version is not None:
-                _ERA_CACHE[origin] = (self.era, self.protocol_version)
-        else:
-            raise ClientError("protocol", f"protocol {protocol!r} is not a version this client speaks")
-
-    def _http_origin(self) -> Optional[str]:
-        """The origin whose era is cached (HTTP only: a stdio server is probed per process)."""
-        if not getattr(self._transport, "ties_by_stream", False):
-            return None
-        origin = getattr(self._transport, "origin", None)
-        return origin if isinstance(origin, str) else None
-
-    def _probe(self, forced: bool) -> None:
-        """Send ``server/discover`` and decide the era from its answer (or its silence)."""
-        version = modern.MODERN_VERSION
-        self._meta_version = version
-        responder = self._responder
-        assert responder is not None
-        responder.checks.config = self._check_config(version, self.capabilities(version))
-        done = threading.Event()
-        probe = self._start("server/discover", None, is_call=False, clock=self._clock_for(self._opts.discover_timeout, _UNSET), done=done)
-        self._meta_version = None
-        answered = self._wait_any(done, self._opts.discover_timeout, [probe])
-        if answered:
-            self._decide(probe, forced)
-            return
-        if forced:
-            self._calls.forget(probe)
-            raise ClientError("timeout", f"server/discover was not answered within {self._opts.discover_timeout:g} s")
-        # Silence: try initialize on the same process; a late DiscoverResult still wins.
-        offered = v.LATEST_LEGACY_VERSION
-        caps = self.capabilities(offered)
-        responder.checks.config = self._check_config(offered, caps)
-        init = self._start(
-            "initialize",
-            v.initialize_params(offered, caps, {"name": self.name, "version": __version__}),
-            is_call=False,
-            clock=self._clock_for(_UNSET, _UNSET),
-            done=done,
-        )
-        if self._wait_any(done, self._opts.timeout, [probe, init]):
-            if probe.response is not None and "result" in probe.response:
-                self._calls.forget(init)
-                self._decide(probe, forced)
-                return
-            self._calls.forget(probe)
-            if init.failure is not None:
-                raise init.failure
-            self._finish_handshake(init, offered, None, caps, switch=True)
-            return
-        # Still silent: an old server whose reader died on the probe. Restart it once, no probe.
-        self._calls.forget(probe)
-        self._calls.forget(init)
-        restart = getattr(self._transport, "restart", None)
-        if restart is None:
-            raise ClientError("timeout", "the server answered neither server/discover nor initialize")
-        log.warning("mcp_input_sync: server %s answered neither server/discover nor initialize; restarting it once", self.server_id)
-        try:
-            restart(self._opts.timeout)
-        except TransportClosed as exc:
-            raise ClientError("transport", str(exc)) from exc
-        self._handshake(offered, forced=None, switch=True)
-
-    def _wait_any(self, done: threading.Event, seconds_: float, calls: list[Call]) -> bool:
-        """Wait (bounded, library clock) until one of ``calls`` sharing ``done`` has an outcome."""
-        deadline = _clock.monotonic() + seconds_
-        while True:
-            if any(c.response is not None or c.failure is not None for c in calls):
-                return True
-            left = deadline - _clock.monotonic()
-            if left <= 0:
-                return False
-            done.wait(min(left, _clock.MAX_WAIT))  # set only after a response or failure is stored
-
-    def _decide(self, probe: Call, forced: bool) -> None:
-        """Act on the probe's answer."""
-        if probe.failure is not None:
-            raise probe.failure
-        response = probe.response
-        assert response is not None
-        try:
-            decision = modern.decide_from_discover(response)
-        except v.ProtocolViolation as exc:
-            raise ClientError("protocol", exc.message, data=exc.data) from None
-        if decision.era == v.MODERN:
-            self._go_modern(decision.version, decision.discover)
-        elif forced:
-            raise ClientError("protocol", "the server does not speak the 2026-07-28 era", data=response.get("error"))
-        else:
-            self._handshake(decision.version, forced=None, switch=True)
-
-    def _go_modern(self, version: str, discover: Optional[JsonDict]) -> None:
-        responder = self._responder
-        assert responder is not None
-        self._meta_version = version
-        self.era = responder.era = self._router.era = v.MODERN
-        self.protocol_version = version
-        self._tell_transport()
-        responder.checks.config = self._check_config(version, self.capabilities(version))
-        if discover is None:
-            try:
-                discover = self._request("server/discover", None, is_call=False, timeout=self._opts.discover_timeout)
-            except ClientError as exc:
-                if exc.kind not in ("remote", "timeout"):
-                    raise
-                discover = {}
-        caps = discover.get("capabilities")
-        self.server_capabilities = caps if type(caps) is dict else {}
-        info = (discover.get("_meta") or {}).get(modern.META_SERVER_INFO) if type(discover.get("_meta")) is dict else None
-        self.server_info = info if type(info) is dict else None
-        instructions = discover.get("instructions")
-        self.instructions = instructions if isinstance(instructions, str) else None
-        self._listen_if_wanted()
-
-    def _handshake(self, offered: str, forced: Optional[str], switch: bool = False) -> None:
-        """The legacy lifecycle: initialize, then notifications/initialized.
-
-        With ``switch`` (era detection), an initialize error that lists a
-        modern version switches to the modern era instead of failing.
-        """
-        responder = self._responder
-        assert responder is not None
-        caps = self.capabilities(offered)
-        responder.checks.config = self._check_config(offered, caps)
-        params = v.initialize_params(offered, caps, {"name": self.name, "version": __version__})
-        call = self._start("initialize", params, is_call=False, clock=self._clock_for(_UNSET, _UNSET))
-        self._finish_handshake(call, offered, forced, caps, switch)
-
-    def _finish_handshake(self, call: Call, offered: str, forced: Optional[str], caps: JsonDict, switch: bool = False) -> None:
-        responder = self._responder
-        assert responder is not None
-        try:
-            result = self._await(call)
-        except ClientError as exc:
-            if switch and exc.kind == "remote" and modern.modern_in_initialize_error({"data": exc.data}):
-                self._go_modern(modern.MODERN_VERSION, None)  # a modern-only server listed its versions
-                return
-            raise
-        try:
-            version, server_caps = v.accept_initialize_result(result, forced)
-        except v.ProtocolViolation as exc:
-            raise ClientError("protocol", exc.message, data=exc.data) from None
-        responder.checks.config = self._check_config(version, caps)
-        self.era = responder.era = self._router.era = v.LEGACY
-        self.protocol_version = version
-        self._tell_transport()
-        self.server_capabilities = server_caps
-        info = result.get("serverInfo")
-        self.server_info = info if type(info) is dict else None
-        instructions = result.get("instructions")
-        self.instructions = instructions if isinstance(instructions, str) else None
-        self._send(jsonrpc.notification("notifications/initialized"))
-        if self._router.wants_logs:
-            self._request_logs()
-        self._listen_if_wanted()
-
-    def _tell_transport(self) -> None:
-        """Transports that send the version in headers (HTTP) learn the decision."""
-        set_protocol = getattr(self._transport, "set_protocol", None)
-        if set_protocol is not None and self.era is not None and self.protocol_version is not None:
-            set_protocol(self.era, self.protocol_version)
-
-    def _modern_meta(self) -> JsonDict:
-        """The ``_meta`` of a modern request (clientCapabilities derived from the handler)."""
-        version = self._meta_version
-        assert version is not None
-        cached = self._meta_cache
-        if cached is None or cached[0] != version:
-            caps = self.capabilities(version)
-            cached = self._meta_cache = (version, caps, {"name": self.name, "version": __version__})
-        level = self._opts.log_level if self._router.wants_logs else None
-        return modern.meta(version, cached[1], cached[2], level)
-
-    def _check_config(self, version: str, caps: JsonDict) -> CheckConfig:
-        """What the check pipeline needs: the session's version and what this client declared."""
-        sampling_caps = caps.get("sampling", {})
-        elicitation_caps = caps.get("elicitation", {})
-        opts = self._opts
-        origin = getattr(self._transport, "origin", None) or opts.elicitation["origin"]
-        return CheckConfig(
-            version="2025-06-18" if version == "2025-03-26" else version,  # 2025-03-26 is read as 2025-06-18
-            kinds=v.declared_kinds(caps, version),
-            modes=frozenset(elicitation_caps) or frozenset({"form"}),
-            sampling_tools="tools" in sampling_caps,
-            sampling_context="context" in sampling_caps,
-            max_tokens=opts.sampling["max_tokens"],
-            allow_idle=opts.sampling["allow_idle"],
-            max_tool_iterations=opts.sampling["max_tool_iterations"],
-            rejection_code=opts.sampling["rejection_code"],
-            origin=origin,
-        )
-
-    def _request_logs(self) -> None:
-        """Ask the server for logs at ``log_level``, once, when it declares ``logging``."""
-        with self._logs_lock:
-            caps = self.server_capabilities
-            if self._logs_requested or caps is None or "logging" not in caps:
-                return
-            self._logs_requested = True
-        try:
-            self._request("logging/setLevel", {"level": self._opts.log_level}, is_call=False)
-        except ClientError as exc:
-            if exc.kind in ("closed", "transport"):
-                raise
-            log.warning("mcp_input_sync: server %s refused logging/setLevel: %s", self.server_id, exc)
+        return declared_capabilities(self._handler, self._opts, version)
 
     # ------------------------------------------------------------------ calls
 
@@ -704,6 +501,7 @@ class Client:
             params["arguments"] = dict(arguments)
         return self._call("prompts/get", params, timeout, max_total_timeout, assigns, progress, cancel, defer_input, True)
 
+
     def resume(
         self,
         pending: PendingCall,
@@ -729,19 +527,9 @@ class Client:
             ClientError: as :meth:`call_tool`; ``input_handler`` (check
                 ``answer``) for a missing or invalid answer.
         """
-        self._ensure_open()
-        if self.era != v.MODERN:
-            raise ClientError("protocol", "resume works only in the 2026-07-28 era")
-        return self._modern.resume(
-            pending,
-            responses,
-            clock=self._clock_for(timeout, max_total_timeout),
-            assigns=assigns,
-            progress=progress,
-            cancel=cancel,
-            defer_input=defer_input,
-            wait=wait,
-        )
+        engine = self._ensure_open()
+        spec = CallSpec(self._clock_for(timeout, max_total_timeout), assigns, progress, cancel, defer_input, wait)
+        return engine.resume(pending, responses, spec)
 
     def await_task(
         self,
@@ -764,40 +552,17 @@ class Client:
                 kinds of :meth:`call_tool` for a failing callback (the task is
                 left running).
         """
-        self._ensure_open()
-        clock = self._clock_for(timeout, max_total_timeout)
-        if self.era != v.MODERN:
-            return self._legacy_await_task(task_id, clock, assigns, cancel)
-        return self._modern.await_task(task_id, clock=clock, assigns=assigns, cancel=cancel)
+        engine = self._ensure_open()
+        return engine.await_task(task_id, CallSpec(self._clock_for(timeout, max_total_timeout), assigns, cancel=cancel))
 
     def cancel_task(self, task_id: str, *, timeout: Seconds = _UNSET) -> JsonDict:
         """Ask the server to cancel a task (cooperative: it may still end otherwise)."""
-        self._ensure_open()
-        return self._request("tasks/cancel", {"taskId": task_id}, is_call=False, timeout=timeout)
+        return self._request("tasks/cancel", {"taskId": task_id}, timeout)
 
     def list_tools(self, *, timeout: Seconds = _UNSET) -> list[JsonDict]:
         """Every tool the server offers, following ``nextCursor`` across pages."""
-        tools = self._list("tools/list", "tools", timeout)
-        table = getattr(self._transport, "tool_headers", None)
-        if self.era == v.MODERN and isinstance(table, dict):
-            # 2026-07-28 HTTP: mirror x-mcp-header arguments; drop tools whose annotations are invalid
-            kept = []
-            for tool in tools:
-                found = tool_header_map(tool)
-                name = tool.get("name") if isinstance(tool, dict) else None
-                if found is None:
-                    log.warning("mcp_input_sync: tool %r of server %s has invalid x-mcp-header annotations; dropped", name, self.server_id)
-                    continue
-                if isinstance(name, str):
-                    table[name] = found
-                kept.append(tool)
-            tools = kept
-        for tool in tools:
-            execution = tool.get("execution") if isinstance(tool, dict) else None
-            support = execution.get("taskSupport") if isinstance(execution, dict) else None
-            if isinstance(tool, dict) and isinstance(tool.get("name"), str):
-                self._task_supports[tool["name"]] = support if isinstance(support, str) else "forbidden"
-        return tools
+        engine = self._ensure_open()
+        return engine.note_tools(self._list("tools/list", "tools", timeout))
 
     def list_resources(self, *, timeout: Seconds = _UNSET) -> list[JsonDict]:
         """Every resource the server offers, following ``nextCursor``."""
@@ -813,34 +578,23 @@ class Client:
 
     def ping(self, *, timeout: Seconds = _UNSET) -> None:
         """Send ``ping`` and wait for the answer."""
-        self._ensure_open()
-        self._request("ping", None, is_call=False, timeout=timeout)
+        self._request("ping", None, timeout)
 
     def notify_roots_changed(self) -> None:
         """Tell a legacy server the roots changed (no-op without ``list_roots``)."""
-        self._ensure_open()
-        if overrides(self._handler, "list_roots") and self.era == v.LEGACY:
-            self._send(jsonrpc.notification("notifications/roots/list_changed"))
+        self._ensure_open().roots_changed()
+
+    def _request(self, method: str, params: Optional[JsonDict], timeout: Seconds) -> JsonDict:
+        engine = self._ensure_open()
+        return engine.request(method, params, is_call=False, clock=self._clock_for(timeout, _UNSET))
 
     def _list(self, method: str, key: str, timeout: Seconds) -> list[JsonDict]:
-        self._ensure_open()
-        items: list[JsonDict] = []
-        cursor: Optional[str] = None
-        seen: set[str] = set()
-        for _ in range(MAX_LIST_PAGES):
-            params = None if cursor is None else {"cursor": cursor}
-            page = self._request(method, params, is_call=False, timeout=timeout)
-            found = page.get(key)
-            if type(found) is not list:
-                raise ClientError("protocol", f"{method} result has no {key!r} list")
-            items.extend(found)
-            cursor = page.get("nextCursor")
-            if cursor is None:
-                return items
-            if not isinstance(cursor, str) or cursor in seen:
-                raise ClientError("protocol", f"{method} returned a bad or repeated nextCursor")
-            seen.add(cursor)
-        raise ClientError("protocol", f"{method} returned more than {MAX_LIST_PAGES} pages")
+        engine = self._ensure_open()
+
+        def fetch(page_method: str, params: Optional[JsonDict]) -> JsonDict:
+            return engine.request(page_method, params, is_call=False, clock=self._clock_for(timeout, _UNSET))
+
+        return collect_pages(fetch, method, key)
 
     def _call(
         self,
@@ -854,199 +608,14 @@ class Client:
         defer_input: bool,
         wait: bool,
     ) -> Union[JsonDict, PendingCall]:
-        self._ensure_open()
-        clock = self._clock_for(timeout, max_total_timeout)
-        if self.era == v.MODERN:
-            return self._modern.call(
-                method, params, clock=clock, assigns=assigns, progress=progress, cancel=cancel, defer_input=defer_input, wait=wait
-            )
-        if defer_input:
-            raise ClientError("protocol", "defer_input works only in the 2026-07-28 era")
-        if method == "tools/call" and self._legacy_tasks_offered():
-            support = self._task_support(params["name"])
-            if support == "required" or (support == "optional" and not wait):
-                # 2025-11-25: run it as a task, then follow it with tasks/get and tasks/result
-                created = self._request(method, dict(params, task={}), is_call=True, clock=clock, assigns=assigns, cancel=cancel)
-                task = created.get("task")
-                task_id = task.get("taskId") if isinstance(task, dict) else None
-                if not isinstance(task_id, str):
-                    raise ClientError("protocol", "a task-augmented call returned no task", data=created, check="result")
-                if not wait:
-                    return created
-                return self._legacy_await_task(task_id, clock, assigns, cancel)
-        return self._request(method, params, is_call=True, clock=clock, assigns=assigns, progress=progress, cancel=cancel)
-
-    def _legacy_tasks_offered(self) -> bool:
-        if not self._opts.tasks or self.era != v.LEGACY or self.protocol_version != "2025-11-25":
-            return False
-        tasks = (self.server_capabilities or {}).get("tasks")
-        requests = tasks.get("requests") if isinstance(tasks, dict) else None
-        tools = requests.get("tools") if isinstance(requests, dict) else None
-        return isinstance(tools, dict) and "call" in tools
-
-    def _task_support(self, name: str) -> Optional[str]:
-        """A tool's ``execution.taskSupport`` (``tools/list`` is read once if the tool is unknown)."""
-        if name not in self._task_supports:
-            self.list_tools()
-        return self._task_supports.get(name)
-
-    def _legacy_await_task(
-        self, task_id: str, clock: CallClock, assigns: Optional[Mapping[str, Any]], cancel: Optional[threading.Event]
-    ) -> JsonDict:
-        """2025-11-25: poll tasks/get until the task leaves "working", then tasks/result (its requests tie to it)."""
-        while True:
-            task = self._request("tasks/get", {"taskId": task_id}, is_call=False, clock=clock.child(_clock.monotonic()), cancel=cancel)
-            status = task.get("status")
-            if status == "cancelled":
-                raise ClientError("cancelled", f"task {task_id} was cancelled")
-            if status != "working":
-                break
-            interval = task.get("pollInterval")
-            pause = interval / 1000.0 if isinstance(interval, (int, float)) and not isinstance(interval, bool) and interval > 0 else 1.0
-            pause = min(max(pause, 0.01), 5.0, max(0.0, clock.remaining(_clock.monotonic())))
-            if (cancel.wait(pause) if cancel is not None else threading.Event().wait(pause)):
-                raise ClientError("cancelled", "await_task was cancelled")
-            if clock.expired(_clock.monotonic()) is not None:
-                raise ClientError("timeout", f"task {task_id} did not finish within max_total_timeout")
-        # tasks/result blocks until the task ends: bounded by what is left of max_total_timeout
-        remaining = max(0.001, clock.started + clock.max_total - _clock.monotonic())
-        result_clock = CallClock(_clock.monotonic(), remaining, remaining)
-        call = self._start("tasks/result", {"taskId": task_id}, is_call=True, clock=result_clock, assigns=assigns, task_id=task_id)
-        return self._await(call, cancel)
+        engine = self._ensure_open()
+        spec = CallSpec(self._clock_for(timeout, max_total_timeout), assigns, progress, cancel, defer_input, wait)
+        return engine.call(method, params, spec)
 
     def _clock_for(self, timeout: Seconds, max_total_timeout: Seconds) -> CallClock:
         wait_s = self._opts.timeout if timeout is _UNSET else seconds("timeout", timeout)
         total_s = self._opts.max_total_timeout if max_total_timeout is _UNSET else seconds("max_total_timeout", max_total_timeout)
         return CallClock(_clock.monotonic(), wait_s, total_s)
-
-    def _start(
-        self,
-        method: str,
-        params: Optional[JsonDict],
-        *,
-        is_call: bool,
-        clock: CallClock,
-        assigns: Optional[Mapping[str, Any]] = None,
-        progress: Optional[ProgressCallback] = None,
-        done: Optional[threading.Event] = None,
-        task_id: Optional[str] = None,
-    ) -> Call:
-        """Register and write one request; the caller waits for it."""
-        request_id = next(self._ids)
-        call = Call(request_id, method, is_call, self._opts.assigns if assigns is None else assigns, clock, done)
-        call.task_id = task_id
-        if self._meta_version is not None:
-            # modern: every request carries a fresh, complete _meta
-            params = modern.with_meta(params, self._modern_meta())
-        if progress is not None:
-            # a fresh token on every request, so late progress of an old one is dropped
-            call.progress = progress
-            call.progress_token = token = f"mis-{request_id}"
-            params = modern.with_meta(params, {"progressToken": token})
-        if not self._calls.add(call):
-            raise ClientError("closed", "the client is closed")
-        try:
-            self._send(jsonrpc.request(request_id, method, params))
-        except ClientError:
-            self._calls.forget(call)
-            raise
-        except KeyboardInterrupt:  # Ctrl-C while writing: the request may be out, so cancel it
-            self._abandon(call, "interrupted")
-            raise
-        return call
-
-    def _await(self, call: Call, cancel: Optional[threading.Event] = None) -> JsonDict:
-        """Block until the call's response, a failure or a deadline; return its result."""
-        try:
-            if cancel is None and call.response is None and call.failure is None:
-                call.done.wait(min(call.clock.remaining(_clock.monotonic()), _clock.MAX_WAIT))
-            if call.response is None and call.failure is None:
-                self._wait(call, cancel)
-        except KeyboardInterrupt:
-            self._abandon(call, "interrupted")
-            raise
-        if call.failure is not None:
-            raise call.failure
-        response = call.response
-        assert response is not None
-        if "error" in response:
-            raise _remote_error(response["error"], call.method)
-        if call.progress is not None and self._pump is not None:
-            # progress that arrived before the result is delivered before the call returns
-            self._pump.drain(1.0)
-        result = response["result"]
-        if type(result) is not dict:
-            raise ClientError("protocol", f"{call.method} result is not an object", data=result)
-        return result
-
-    def _request(
-        self,
-        method: str,
-        params: Optional[JsonDict],
-        *,
-        is_call: bool,
-        timeout: Seconds = _UNSET,
-        max_total_timeout: Seconds = _UNSET,
-        clock: Optional[CallClock] = None,
-        assigns: Optional[Mapping[str, Any]] = None,
-        progress: Optional[ProgressCallback] = None,
-        cancel: Optional[threading.Event] = None,
-    ) -> JsonDict:
-        """Send one request and block until its result, an error or a deadline."""
-        if clock is None:
-            clock = self._clock_for(timeout, max_total_timeout)
-        call = self._start(method, params, is_call=is_call, clock=clock, assigns=assigns, progress=progress)
-        try:
-            return self._await(call, cancel)
-        except ClientError as exc:
-            if exc.kind != "remote" or exc.code != jsonrpc.UNSUPPORTED_VERSION or self._meta_version is None:
-                raise
-            # modern: the server asks for another version; switch once when we speak one it lists
-            try:
-                decision = modern.decide_from_supported(modern.supported_versions(exc.data))
-            except v.ProtocolViolation:
-                raise exc from None
-            if decision.era != v.MODERN or decision.version == self._meta_version:
-                raise
-            self._meta_version = self.protocol_version = decision.version
-            call = self._start(method, params, is_call=is_call, clock=clock, assigns=assigns, progress=progress)
-            return self._await(call, cancel)
-
-    def _wait(self, call: Call, cancel: Optional[threading.Event]) -> None:
-        """Wait for the response in capped real-time steps, re-reading the library clock."""
-        done = call.done
-        while call.response is None and call.failure is None:
-            if cancel is not None and cancel.is_set():
-                self._abandon(call, "cancelled by the caller")
-                if call.response is None or call.failure is not None:
-                    raise ClientError("cancelled", f"{call.method} was cancelled")
-                return
-            why, left = self._calls.deadline_state(call, _clock.monotonic())
-            if why is not None:
-                self._abandon(call, "timeout")
-                if call.failure is None and call.response is not None:
-                    return  # the answer won the race
-                what, limit = ("max_total_timeout", call.clock.max_total) if why == MAX_TOTAL else ("timeout", call.clock.timeout)
-                raise ClientError("timeout", f"{call.method} exceeded its {what} of {limit:g} s")
-            step = min(left, _clock.MAX_WAIT)
-            if cancel is not None:
-                step = min(step, 0.05)
-            if done.wait(step) and call.response is None and call.failure is None:
-                done.clear()  # an event shared during the era probe: another request's outcome woke us
-
-    def _abandon(self, call: Call, reason: str) -> None:
-        """The call ends without its result: forget it, tell the server, cancel its tied callbacks."""
-        tied = self._calls.forget(call)
-        if tied is None:
-            return
-        for inbound in tied:
-            inbound.token.cancel("call ended")
-        if call.method == "initialize":  # initialize must not be cancelled
-            return
-        cancel_stream = getattr(self._transport, "cancel_request", None)
-        if cancel_stream is not None and cancel_stream(call.id):
-            return  # modern HTTP: closing the response stream is the cancellation
-        self._send_quietly(jsonrpc.notification("notifications/cancelled", {"requestId": call.id, "reason": reason}))
 
     def handle_url_elicitations(self, error: ClientError) -> list[JsonDict]:
         """Answer the URL elicitations of a -32042 error through the checks and the handler.
@@ -1069,26 +638,16 @@ class Client:
                 ``input_handler`` when the handler raises or answers badly.
         """
         self._ensure_open()
-        responder = self._responder
-        assert responder is not None
+        desk = self._desk
+        assert desk is not None
         data = error.data
         entries = data.get("elicitations") if error.code == jsonrpc.URL_ELICITATION_REQUIRED and isinstance(data, dict) else None
         if not isinstance(entries, list) or not all(isinstance(e, dict) and e.get("mode") == "url" for e in entries):
             raise ClientError("protocol", "not a -32042 error with URL elicitations", check="malformed")
-        checks = responder.checks
-        prepared: list[Prepared] = []
-        for entry in entries:
-            found = checks.before("elicitation/create", entry)
-            step = found if found is not None else checks.prepare("elicitation/create", entry, in_flight=True)
-            if isinstance(step, Refusal):
-                responder.note_refusal("elicitation", step)
-                kind = "refused" if step.check not in ("capability", "malformed", "method") else "protocol"
-                raise ClientError(kind, step.message, code=step.code, check=step.check)
-            prepared.append(step)
+        prepared = desk.check_url_elicitations(entries)
         # the callbacks run as a modern round's do: on this thread, under their deadlines
         clock = self._clock_for(_UNSET, _UNSET)
-        answers = [self._modern.answer_one(step, clock, None) for step in prepared]
-        return answers
+        return [desk.answer_here(step, clock, None) for step in prepared]
 
     def check_input(self, method: str, params: Any) -> Union[Prepared, Refusal]:
         """Run one input request of a pending round through this client's checks (steps 4 and 5).
@@ -1099,172 +658,10 @@ class Client:
         says why the client will not ask the user. Before :meth:`open` every
         request is refused (check ``capability``).
         """
-        responder = self._responder
-        if responder is None:
+        desk = self._desk
+        if desk is None:
             return Refusal("capability", jsonrpc.METHOD_NOT_FOUND, "the client is not open")
-        return responder.checks.prepare(method, params, in_flight=True)
-
-    # ------------------------------------------------------------------ writing
-
-    def _send(self, message: JsonDict) -> None:
-        try:
-            data = jsonrpc.encode(message)
-        except (TypeError, ValueError) as exc:
-            raise ClientError("protocol", f"message cannot be encoded as JSON: {exc}") from None
-        try:
-            self._transport.send(data)
-        except TransportClosed as exc:
-            status = getattr(exc, "status", None)
-            if status in (401, 403):
-                raise ClientError("auth", str(exc), data=getattr(exc, "headers", None)) from exc
-            if self._state in (ClientState.OPEN, ClientState.CONNECTING):
-                raise ClientError("transport", str(exc)) from exc
-            raise ClientError("closed", "the client is closed") from exc
-
-    def _send_quietly(self, message: JsonDict) -> None:
-        try:
-            self._send(message)
-        except ClientError as exc:
-            log.debug("mcp_input_sync: could not send %s: %s", message.get("method"), exc)
-
-    # ------------------------------------------------------------------ reading
-
-    def _on_line(self, line: bytes, stream: Any = None) -> None:
-        """Reader thread: one inbound message (``stream``: HTTP, the request whose stream carried it).
-
-        Nothing a server sends may end the reader: an unexpected failure is
-        logged, and a legacy request it concerned is answered -32603.
-        """
-        try:
-            if type(line) is Oversized:
-                self._malformed(line, f"a message of {line.size} bytes or more, over limits['message_bytes']", "limit")
-                return
-            try:
-                message = jsonrpc.decode(line)
-            except ValueError as exc:
-                self._malformed(line, f"a message that is not JSON ({exc})", "malformed")
-                return
-            responder = self._responder
-            assert responder is not None
-            if type(message) is not dict:
-                self._stats.add("malformed")
-                log.warning("mcp_input_sync: server %s sent a message that is not an object; ignored", self.server_id)
-                return
-            depth = self._depth_limit
-            if may_be_too_deep(line, depth) and too_deep(message, depth):
-                self._malformed(line, f"a message nested deeper than limits['json_depth']={depth}", "limit")
-                return
-            method = message.get("method")
-            if method is not None:
-                if type(method) is not str:
-                    responder.invalid(message)
-                elif "id" in message:
-                    if self.era == v.MODERN:
-                        # the 2026-07-28 era has no server-to-client requests: never answered
-                        responder.note_refusal(v.INPUT_METHODS.get(method, "other"), MODERN_REQUEST)
-                    else:
-                        responder.on_request(message["id"], method, message.get("params"), stream)
-                elif method == "notifications/cancelled":
-                    params = message.get("params")
-                    if type(params) is dict:
-                        if self.era == v.MODERN:
-                            self._listen_ended(params.get("requestId"))
-                        else:
-                            responder.on_cancelled(params.get("requestId"))
-                elif method == "notifications/subscriptions/acknowledged":
-                    return  # the listen's handshake: nothing for the host
-                else:
-                    self._router.route(method, message.get("params"))
-            elif "id" in message and ("result" in message or "error" in message):
-                call = self._calls.pop(message["id"])
-                if call is None:
-                    log.debug("mcp_input_sync: late or unknown response %r dropped", message["id"])
-                    return
-                call.response = message
-                call.done.set()
-            else:
-                responder.invalid(message)
-        except Exception:
-            log.exception("mcp_input_sync: a message from server %s could not be handled", self.server_id)
-            self._answer_failed_line(line)
-
-    def _malformed(self, line: Union[bytes, str], why: str, check: str) -> None:
-        """A message that cannot be processed: log, count, and answer what can be answered.
-
-        A legacy request whose id can be read gets -32700 (bad JSON) or
-        -32600 (over a limit, or not a JSON-RPC message); a response whose id
-        names a call of ours fails that call; the modern era writes nothing.
-        """
-        self._stats.add("malformed")
-        log.warning("mcp_input_sync: server %s sent %s; ignored", self.server_id, why)
-        found = salvage(line)
-        if not found.found:
-            return
-        if found.is_request:
-            responder = self._responder
-            if self.era == v.LEGACY and responder is not None:
-                code = jsonrpc.PARSE_ERROR if check == "malformed" else jsonrpc.INVALID_REQUEST
-                responder.reject(found.id, code, "parse error" if check == "malformed" else "request over the client's limits")
-            return
-        call = self._calls.pop(found.id)
-        if call is not None:
-            call.failure = ClientError("protocol", f"the response to {call.method} could not be read: {why}", check=check)
-            call.done.set()
-
-    def _answer_failed_line(self, line: bytes) -> None:
-        try:
-            message = jsonrpc.decode(line)
-        except ValueError:
-            return
-        if self.era != v.LEGACY or type(message) is not dict or "method" not in message:
-            return
-        request_id = message.get("id")
-        responder = self._responder
-        if responder is None or not (type(request_id) is int or type(request_id) is str):
-            return
-        with self._stats.lock:
-            entry = responder.inbox.get(request_id)
-        if entry is None:
-            self._send_quietly(jsonrpc.error(request_id, jsonrpc.INTERNAL_ERROR, "the client could not handle the request"))
-        else:
-            responder.answer(entry, jsonrpc.error(request_id, jsonrpc.INTERNAL_ERROR, "the client could not handle the request"))
-
-    def _on_lost(self, request_id: Any, error: BaseException) -> None:
-        """A transport says a request's response can no longer come (its stream broke, or broke a limit)."""
-        if isinstance(error, LimitExceeded):
-            self._stats.add("malformed")
-            log.warning("mcp_input_sync: server %s: %s", self.server_id, error)
-        call = self._calls.get(request_id)
-        tied = self._calls.forget(call) if call is not None else None
-        if call is None or tied is None:
-            return
-        for inbound in tied:  # the call ended without its result: so do its callbacks
-            inbound.token.cancel("call ended")
-        status = getattr(error, "status", None)
-        if isinstance(error, LimitExceeded):
-            call.failure = ClientError("protocol", f"{call.method} failed: {error}", check="limit")
-        elif status in (401, 403):
-            call.failure = ClientError("auth", str(error), data=getattr(error, "headers", None))
-        else:
-            call.failure = ClientError("transport", f"{call.method} failed: {error}")
-        call.done.set()
-
-    def _listen_ended(self, request_id: Any) -> None:
-        """Reader thread: the server ended our subscriptions/listen."""
-        listen = self._listen
-        if listen is not None and request_id == listen.id and type(request_id) is int:
-            self._calls.forget(listen)
-
-    def _on_transport_closed(self, error: Optional[BaseException]) -> None:
-        """Reader thread: the connection ended without close(): fail every call and close."""
-        if self._state not in (ClientState.OPEN, ClientState.CONNECTING):
-            return
-        why = "the server closed the connection" if error is None else f"the connection broke: {error}"
-        log.warning("mcp_input_sync: %s (server %s)", why, self.server_id)
-        for call in self._calls.close():
-            call.failure = ClientError("transport", f"{call.method} failed: {why}")
-            call.done.set()
-        self.close()
+        return desk.checks.prepare(method, params, in_flight=True)
 
     # ------------------------------------------------------------------ notifications
 
@@ -1281,13 +678,10 @@ class Client:
             call ``unsubscribe()`` to stop.
         """
         sub = self._router.add(callback)
-        if self._state is ClientState.OPEN and self.era == v.LEGACY:
-            self._request_logs()
-        elif self._state is ClientState.OPEN and self.era == v.MODERN:
-            self._listen_if_wanted()
+        engine = self._engine
+        if self._state is ClientState.OPEN and engine is not None:
+            engine.hear()
         return sub
-
-    # ------------------------------------------------------------------ subscriptions
 
     def subscribe_resource(self, uri: str) -> None:
         """Hear ``notifications/resources/updated`` for ``uri`` (``handle_notification``, subscribers).
@@ -1295,56 +689,11 @@ class Client:
         Legacy: ``resources/subscribe``. Modern: the URI joins the client's
         ``subscriptions/listen`` filter (the listen is reopened with it).
         """
-        self._ensure_open()
-        if uri not in self._resource_subscriptions:
-            self._resource_subscriptions.append(uri)
-        if self.era == v.LEGACY:
-            self._request("resources/subscribe", {"uri": uri}, is_call=False)
-        else:
-            self._listen_if_wanted(force=True)
+        self._ensure_open().subscribe_resource(uri, True)
 
     def unsubscribe_resource(self, uri: str) -> None:
         """Stop hearing updates for ``uri`` (``resources/unsubscribe``, or a narrower listen)."""
-        self._ensure_open()
-        if uri in self._resource_subscriptions:
-            self._resource_subscriptions.remove(uri)
-        if self.era == v.LEGACY:
-            self._request("resources/unsubscribe", {"uri": uri}, is_call=False)
-        else:
-            self._listen_if_wanted(force=True)
-
-    def _listen_filter(self) -> JsonDict:
-        caps = self.server_capabilities or {}
-        wanted: JsonDict = {}
-        for capability, key in (("tools", "toolsListChanged"), ("prompts", "promptsListChanged"), ("resources", "resourcesListChanged")):
-            section = caps.get(capability)
-            if isinstance(section, dict) and section.get("listChanged"):
-                wanted[key] = True
-        resources = caps.get("resources")
-        if self._resource_subscriptions and isinstance(resources, dict) and resources.get("subscribe"):
-            wanted["resourceSubscriptions"] = list(self._resource_subscriptions)
-        return wanted
-
-    def _listen_if_wanted(self, force: bool = False) -> None:
-        """Modern: keep one ``subscriptions/listen`` open while someone hears notifications."""
-        if self.era != v.MODERN:
-            return
-        hearing = overrides(self._handler, "handle_notification") or self._router.has_subscribers
-        wanted = self._listen_filter() if hearing else {}
-        with self._logs_lock:
-            current = self._listen
-            if current is not None and not force and self._calls.is_pending(current):
-                return
-            self._listen = None
-        if current is not None and self._calls.forget(current) is not None:
-            self._send_quietly(jsonrpc.notification("notifications/cancelled", {"requestId": current.id, "reason": "resubscribing"}))
-        if not wanted:
-            return
-        # A long-lived request nobody waits on: its notifications reach the router.
-        clock = CallClock(_clock.monotonic(), float("inf"), float("inf"))
-        listen = self._start("subscriptions/listen", {"notifications": wanted}, is_call=False, clock=clock)
-        with self._logs_lock:
-            self._listen = listen
+        self._ensure_open().subscribe_resource(uri, False)
 
     # ------------------------------------------------------------------ stats and close
 
@@ -1381,28 +730,26 @@ class Client:
     def _shut_down(self, timeout: float, was_open: bool) -> None:
         budget = RealBudget(timeout)
         # 1. Own calls fail first, so a response racing the shutdown is not returned.
-        calls = self._calls.close()
-        for call in calls:
-            call.failure = ClientError("closed", f"{call.method} was cancelled: the client closed")
-            call.done.set()
-        for token in list(self._live_tokens):
-            token.cancel("closed")
+        calls = self._session.fail_all("closed", lambda method: f"{method} was cancelled: the client closed")
+        if self._desk is not None:
+            self._desk.close()
         # 2. Server requests still open get -32603, then their tokens are set.
-        if self._responder is not None:
-            self._responder.close(answer=was_open)
+        for engine in {id(e): e for e in (self._legacy, self._engine) if e is not None}.values():
+            engine.close(answer=was_open)
         # 3. The server is told the calls are cancelled.
         for call in calls:
             if was_open and call.method != "initialize":
                 try:
-                    self._transport.send(
+                    self._port.send(
                         jsonrpc.encode(jsonrpc.notification("notifications/cancelled", {"requestId": call.id, "reason": "client closed"}))
                     )
                 except TransportClosed:
                     pass
         if was_open:
-            self._transport.close(budget.take(budget.left * 0.7))
-        for thread in list(self._input_threads):
-            budget.join(thread, share=0.3)
+            self._port.close(budget.take(budget.left * 0.7))
+        if self._desk is not None:
+            for thread in list(self._desk.input_threads):
+                budget.join(thread, share=0.3)
         if self._watchdog is not None:
             self._watchdog.stop(budget)
         if self._pump is not None:
@@ -1421,21 +768,6 @@ class Client:
 
     def __repr__(self) -> str:
         return f"<Client {self.name!r} server_id={self.server_id!r} state={self._state.value} era={self.era}>"
-
-
-def _remote_error(error: Any, method: str) -> ClientError:
-    if type(error) is not dict:
-        return ClientError("protocol", f"{method} answered with a malformed error", data=error)
-    code = error.get("code")
-    message = error.get("message")
-    if not isinstance(message, str):
-        message = "(no message)"
-    return ClientError(
-        "remote",
-        reflect.text(message, 4096),
-        code=code if type(code) is int else None,
-        data=error.get("data"),
-    )
 
 
 def connect_stdio(

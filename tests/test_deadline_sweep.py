@@ -68,12 +68,12 @@ def test_a_sweep_that_stops_first_writes_the_answers_held_back() -> None:
     # behind them was cancelled, the sweep that finds nothing open is the one to write them.
     with FakeServer() as fake:
         client = fake.client(mis.InputHandler()).open()
-        responder = client._responder
-        assert responder is not None
+        responder, desk = client._legacy, client._desk
+        assert responder is not None and desk is not None
         flushed: list[int] = []
         responder.flush = lambda: flushed.append(1)
         with client._stats.lock:
-            responder._sweeping = True
-        assert responder._sweep() is True
-        assert flushed == [1] and not responder._sweeping
+            desk.sweeping = True
+        assert desk._sweep() is True
+        assert flushed == [1] and not desk.sweeping
         client.close()

@@ -631,13 +631,13 @@ class ClientMachine(RuleBasedStateMachine):
         if self.server is None:
             return
         client = self.s.client
-        responder = client._responder
-        assert responder is not None
+        responder, desk = client._legacy, client._desk
+        assert responder is not None and desk is not None
         with client._stats.lock:
             assert len(responder.inbox) == len(self.held) <= self.cap
         in_flight = 0 if self.call is None else 1
         assert len(client._calls._by_id) == in_flight and client._calls.has_calls() is bool(in_flight)
-        assert not client._live_tokens and not client._input_threads
+        assert not desk.live_tokens and not desk.input_threads
         pump = client._pump
         assert pump is not None and len(pump._items) <= DEFAULT_CAPACITY + 1
 

@@ -104,7 +104,7 @@ def test_modern_http_cancels_by_closing_the_stream(modern_url: str) -> None:
 def test_the_era_is_cached_per_origin(modern_url: str) -> None:
     with mis.connect_http(modern_url) as first:
         assert first.era == "modern"
-    from mcp_input_sync.client import _ERA_CACHE
+    from mcp_input_sync._handshake import _ERA_CACHE
 
     assert _ERA_CACHE[modern_url.rsplit("/", 1)[0]] == ("modern", V)
 

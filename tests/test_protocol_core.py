@@ -314,7 +314,7 @@ def test_modern_capabilities_have_no_list_changed_and_tasks_as_an_extension() ->
 
 def test_a_stdio_request_ties_to_the_call_left_when_another_ends() -> None:
     from mcp_input_sync._calls import Call, CallTable
-    from mcp_input_sync._legacy import Inbound
+    from mcp_input_sync._calls import Inbound
 
     table = CallTable()
 

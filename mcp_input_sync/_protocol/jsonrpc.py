@@ -8,7 +8,7 @@ so no string (a lone surrogate, say) can make the writer fail.
 from __future__ import annotations
 
 import json
-from typing import Any, Hashable, Optional, Union
+from typing import Any, Hashable, Mapping, Optional, Union
 
 JsonDict = dict[str, Any]
 RequestId = Union[int, str]
@@ -141,3 +141,12 @@ def classify(message: Any) -> str:
     if "id" in message and ("result" in message or "error" in message):
         return RESPONSE
     return INVALID
+
+
+def with_meta(params: Optional[Mapping[str, Any]], request_meta: Mapping[str, Any]) -> JsonDict:
+    """A copy of ``params`` whose ``_meta`` also holds ``request_meta`` (the caller's keys kept)."""
+    out = dict(params or {})
+    merged = dict(out.get("_meta") or {})
+    merged.update(request_meta)
+    out["_meta"] = merged
+    return out

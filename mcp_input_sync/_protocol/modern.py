@@ -8,9 +8,9 @@ next (mcp-protocol.md sections 1.2, 1.3 and 3).
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional
 
-from .jsonrpc import HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION, JsonDict
+from .jsonrpc import HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION, JsonDict, with_meta
 from .record import Record
 from .versions import LEGACY_VERSIONS, ProtocolViolation, client_capabilities
 
@@ -66,13 +66,23 @@ def meta(version: str, caps: JsonDict, client_info: JsonDict, log_level: Optiona
     return out
 
 
-def with_meta(params: Optional[Mapping[str, Any]], request_meta: Mapping[str, Any]) -> JsonDict:
-    """A copy of ``params`` whose ``_meta`` also holds ``request_meta`` (the caller's keys kept)."""
-    out = dict(params or {})
-    merged = dict(out.get("_meta") or {})
-    merged.update(request_meta)
-    out["_meta"] = merged
-    return out
+class MetaStamp:
+    """Stamps a modern request's params with a fresh, complete ``_meta``.
+
+    ``version`` may change once (the -32022 switch); ``level`` says, at each
+    request, which log level to ask for (None: nobody reads logs).
+    """
+
+    __slots__ = ("version", "capabilities", "client_info", "level")
+
+    def __init__(self, version: str, capabilities: JsonDict, client_info: JsonDict, level: Callable[[], Optional[str]]) -> None:
+        self.version = version
+        self.capabilities = capabilities
+        self.client_info = client_info
+        self.level = level
+
+    def __call__(self, params: Optional[JsonDict]) -> JsonDict:
+        return with_meta(params, meta(self.version, self.capabilities, self.client_info, self.level()))
 
 
 # ---------------------------------------------------------------------------- era detection

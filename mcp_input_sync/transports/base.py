@@ -34,6 +34,30 @@ class Transport(Protocol):
     :meth:`close`. ``send`` is thread-safe and raises :class:`TransportClosed`
     when it cannot write. ``close`` ends the connection within ``timeout``
     real seconds and joins the transport's threads.
+
+    Optional features (a transport offers any of them by having the name; the
+    client reads them once, through ``mcp_input_sync._port.Port``, and nowhere
+    else; see docs/architecture.md#the-port):
+
+    - ``set_server_id(server_id)``: the client's ``server_id`` (stdio names
+      the logger of the server's stderr after it);
+    - ``set_limits(limits)``: the client's ``limits`` option;
+    - ``on_lost``: an attribute the client sets to ``callback(request_id,
+      error)``, called when a request's response can no longer come;
+    - ``origin``: the server's ``scheme://host[:port]``, for URL checks and
+      the per-origin era cache;
+    - ``ties_by_stream``: True when a server request is tied to the call whose
+      response stream carried it (HTTP);
+    - ``slow_answers``: True when each answer costs a round trip (HTTP);
+    - ``send_later(data) -> bool`` with ``flush()``: hold an answer back and
+      write the held answers together (stdio); both or neither;
+    - ``restart(timeout)``: start the server afresh (the era probe's one
+      restart of an old stdio server);
+    - ``set_protocol(era, version)``: the handshake's decision (HTTP headers);
+    - ``cancel_request(request_id) -> bool``: cancel by closing the request's
+      response stream (modern HTTP);
+    - ``tool_headers``: a dict the client fills with each tool's
+      ``x-mcp-header`` map (modern HTTP).
     """
 
     #: The ``server_id`` used when the client's option leaves it unset.

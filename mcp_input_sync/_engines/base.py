@@ -1,0 +1,113 @@
+"""The interface every era's engine offers the client, and the one task poll loop."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable, Mapping, Optional, Protocol, TypeVar, Union
+
+from .. import _clock
+from .._calls import CallSpec, ProgressCallback
+from .._protocol.calls import CallClock
+from .._protocol.jsonrpc import JsonDict
+from .._protocol.modern import PendingCall
+from .._session import Receiver
+from ..errors import ClientError
+
+T = TypeVar("T")
+
+#: Returned by a poll's ``settle`` to poll again after the task's interval.
+AGAIN: Any = object()
+#: Returned by a poll's ``settle`` to poll again at once (new input was just answered).
+AGAIN_NOW: Any = object()
+
+#: The longest pause between two polls of a task, in seconds.
+MAX_POLL_PAUSE = 5.0
+
+
+class EraEngine(Receiver, Protocol):
+    """What the client asks of the engine of the era the handshake chose."""
+
+    #: ``"legacy"`` or ``"modern"``.
+    era: str
+
+    @property
+    def version(self) -> Optional[str]:
+        """The protocol version in use (the modern engine may switch once, on -32022)."""
+
+    def started(self, server_capabilities: Optional[JsonDict]) -> Optional[JsonDict]:
+        """The handshake is done: ask for logs (legacy) or open the listen (modern).
+
+        Returns the server's ``DiscoverResult`` when the engine had to ask for
+        it (modern, after a cached or switched decision), else None.
+        """
+
+    def request(
+        self,
+        method: str,
+        params: Optional[JsonDict],
+        *,
+        is_call: bool,
+        clock: CallClock,
+        assigns: Optional[Mapping[str, Any]] = None,
+        progress: Optional[ProgressCallback] = None,
+        cancel: Optional[threading.Event] = None,
+    ) -> JsonDict:
+        """One request and its result, by the era's rules."""
+
+    def call(self, method: str, params: JsonDict, spec: CallSpec) -> Union[JsonDict, PendingCall]:
+        """A tool call, resource read or prompt, with the era's input and tasks."""
+
+    def resume(self, pending: PendingCall, responses: Mapping[str, Any], spec: CallSpec) -> Union[JsonDict, PendingCall]:
+        """Continue a deferred call with the user's answers."""
+
+    def await_task(self, task_id: str, spec: CallSpec) -> JsonDict:
+        """Follow a server task to its result."""
+
+    def hear(self) -> None:
+        """Someone started hearing notifications or logs."""
+
+    def subscribe_resource(self, uri: str, subscribe: bool) -> None:
+        """Hear (or stop hearing) updates of one resource."""
+
+    def roots_changed(self) -> None:
+        """The handler's roots changed."""
+
+    def note_tools(self, tools: list[JsonDict]) -> list[JsonDict]:
+        """What a ``tools/list`` teaches the engine; returns the tools to show."""
+
+    def close(self, answer: bool) -> None:
+        """Stop; answer what the era answers at close (when ``answer``)."""
+
+
+def poll_task(
+    task_id: str,
+    fetch: Callable[[CallClock], JsonDict],
+    settle: Callable[[JsonDict], Any],
+    clock: CallClock,
+    cancel: Optional[threading.Event],
+    interval_key: str,
+) -> Any:
+    """Poll ``tasks/get`` (through ``fetch``) until ``settle`` returns something other than :data:`AGAIN`.
+
+    Each poll gets its own ``timeout`` within what is left of the call's
+    ``max_total_timeout``; the pause between polls is the task's
+    ``interval_key`` (milliseconds), at least 10 ms and at most 5 s (1 s when
+    unset). A cancelled task, the caller's ``cancel`` and ``max_total_timeout``
+    end the loop with a :class:`ClientError`.
+    """
+    while True:
+        task = fetch(clock.child(_clock.monotonic()))
+        if task.get("status") == "cancelled":
+            raise ClientError("cancelled", f"task {task_id} was cancelled")
+        outcome = settle(task)
+        if outcome is AGAIN_NOW:
+            continue
+        if outcome is not AGAIN:
+            return outcome
+        interval = task.get(interval_key)
+        pause = interval / 1000.0 if isinstance(interval, (int, float)) and not isinstance(interval, bool) and interval > 0 else 1.0
+        pause = min(max(pause, 0.01), MAX_POLL_PAUSE, max(0.0, clock.remaining(_clock.monotonic())))
+        if (cancel.wait(pause) if cancel is not None else threading.Event().wait(pause)):
+            raise ClientError("cancelled", "await_task was cancelled")
+        if _clock.monotonic() - clock.started >= clock.max_total:
+            raise ClientError("timeout", f"task {task_id} did not finish within max_total_timeout")

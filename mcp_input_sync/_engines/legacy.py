@@ -1,0 +1,442 @@
+"""The legacy era (2025-06-18 / 2025-11-25): server-to-client requests, tasks, logs.
+
+The reader thread hands each server request to :meth:`LegacyEngine.on_request`,
+which runs the checks in order (docs/reference.md#order-of-checks) and either
+answers at once (ping, refusals) or takes a worker slot and runs the handler
+on a worker thread under the desk's deadline sweep. :meth:`LegacyEngine.answer`
+is the only place an answer is written, and the inbox lets exactly one
+answer through per request id. This engine also receives whatever the server
+sends before the handshake has decided the era.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from functools import partial
+from typing import Any, Callable, Mapping, Optional, Union
+
+from .. import _clock
+from .._calls import CallSpec, Inbound, ProgressCallback
+from .._input import InputDesk, loggable
+from .._notifications import NotificationRouter
+from .._port import Port
+from .._protocol import jsonrpc
+from .._protocol import versions as v
+from .._protocol.calls import CallClock
+from .._protocol.checks import Prepared, Refusal
+from .._protocol.inbox import LegacyInbox
+from .._protocol.jsonrpc import JsonDict, RequestId
+from .._protocol.modern import PendingCall
+from .._runtime.watchdog import Watchdog
+from .._runtime.workers import HandlerPool
+from .._session import Session, collect_pages
+from ..errors import ClientError, InputRefused
+from ..handler import InputHandler, overrides
+from ..options import Options
+from ..transports.base import TransportClosed
+from .base import AGAIN, poll_task
+
+log = logging.getLogger("mcp_input_sync")
+
+_INPUT_METHODS = v.INPUT_METHODS
+
+BUSY = Refusal("busy", jsonrpc.SERVER_ERROR, "busy: too many requests in flight")
+
+RELATED_TASK = "io.modelcontextprotocol/related-task"
+
+
+def related_task(params: Any) -> Optional[str]:
+    """The taskId of a request's ``_meta["io.modelcontextprotocol/related-task"]``, if any."""
+    meta = params.get("_meta") if type(params) is dict else None
+    if meta is None:  # most requests
+        return None
+    related = meta.get(RELATED_TASK) if isinstance(meta, dict) else None
+    task_id = related.get("taskId") if isinstance(related, dict) else None
+    return task_id if isinstance(task_id, str) else None
+
+
+class LegacyEngine:
+    """Checks, runs and answers a legacy server's requests; legacy calls, tasks and logs."""
+
+    era = v.LEGACY
+
+    def __init__(
+        self,
+        *,
+        session: Session,
+        desk: InputDesk,
+        port: Port,
+        options: Options,
+        router: NotificationRouter,
+        pool: HandlerPool,
+        watchdog: Watchdog,
+    ) -> None:
+        self.session = session
+        self.desk = desk
+        self.calls = session.calls
+        self.stats = desk.stats
+        self.options = options
+        self.router = router
+        self.pool = pool
+        self.watchdog = watchdog
+        self.server_id = desk.server_id
+        self.send = port.send
+        self.inbox: LegacyInbox[Inbound] = LegacyInbox()
+        #: HTTP: tie server requests to the call whose stream carried them (not to the only call).
+        self.ties_by_stream = port.ties_by_stream
+        #: stdio: hold an answer back while another follows at once (``send_later``), and write it (``flush``).
+        self.send_later = port.send_later
+        self.flush = port.flush
+        desk.on_idle = self._flush_quietly
+        self.closing = False
+        self._expire = self._timed_out
+        #: The negotiated version (None before the handshake).
+        self.negotiated: Optional[str] = None
+        self.server_capabilities: Optional[JsonDict] = None
+        self._logs_lock = threading.Lock()
+        self._logs_requested = False
+        #: Each tool's ``execution.taskSupport`` as last listed (2025-11-25 tasks).
+        self._task_supports: dict[str, str] = {}
+
+    @property
+    def version(self) -> Optional[str]:
+        return self.negotiated
+
+    # ------------------------------------------------------------------ reader thread
+
+    def _send_message(self, message: JsonDict) -> None:
+        try:
+            self.send(jsonrpc.encode(message))
+        except TransportClosed:
+            log.debug("mcp_input_sync: could not answer %r: transport closed", message.get("id"))
+
+    def refuse(self, request_id: RequestId, kind: str, refusal: Refusal) -> None:
+        """Answer a request at once with the refusal's error, count it and log it."""
+        self.desk.note_refusal(kind, refusal)
+        self._send_message(jsonrpc.error(request_id, refusal.code, refusal.message))
+
+    def invalid(self, message: JsonDict) -> None:
+        """A message that is neither a request, a notification nor a response."""
+        log.warning("mcp_input_sync: server %s sent an invalid JSON-RPC message; ignored", self.server_id)
+        self.stats.add("malformed")
+        request_id = message.get("id")
+        if type(request_id) is int or type(request_id) is str:
+            if "result" not in message and "error" not in message:
+                self.reject(request_id, jsonrpc.INVALID_REQUEST, "invalid request")
+
+    def reject(self, request_id: RequestId, code: int, message: str) -> None:
+        """Answer a request the client could not read, unless its id is already taken by an open one."""
+        if not self._is_open(request_id):
+            self._send_message(jsonrpc.error(request_id, code, message))
+
+    def reject_unreadable(self, request_id: RequestId, code: int, message: str) -> None:
+        """A request that could not be read: answered once the era is known to be legacy."""
+        if self.desk.era == v.LEGACY:
+            self.reject(request_id, code, message)
+
+    def answer_failed(self, request_id: RequestId) -> None:
+        """Handling a request raised inside the library: answer it -32603 (once the era is legacy)."""
+        if self.desk.era != v.LEGACY:
+            return
+        with self.stats.lock:
+            entry = self.inbox.get(request_id)
+        error = jsonrpc.error(request_id, jsonrpc.INTERNAL_ERROR, "the client could not handle the request")
+        if entry is None:
+            self.session.send_quietly(error)
+        else:
+            self.answer(entry, error)
+
+    def _is_open(self, request_id: RequestId) -> bool:
+        # one dict lookup is atomic: no lock (admit() re-checks under the lock)
+        return self.inbox.get(request_id) is not None
+
+    def on_request(self, request_id: Any, method: str, params: Any, stream: Any = None) -> None:
+        """Reader thread: one server request, checked in docs/reference.md#order-of-checks's order."""
+        if type(request_id) is not int and type(request_id) is not str:
+            log.warning("mcp_input_sync: server request with an invalid id; answered -32600")
+            self._send_message(jsonrpc.error(None, jsonrpc.INVALID_REQUEST, "invalid request id"))
+            return
+        if self._is_open(request_id):
+            log.warning("mcp_input_sync: server reused the id %r of an unanswered request; dropped", request_id)
+            return
+        if method == "ping":
+            self._send_message(jsonrpc.result(request_id, {}))
+            return
+        desk = self.desk
+        kind = _INPUT_METHODS.get(method, "other")
+        now = _clock.monotonic()
+        prepared = desk.admit(method, kind, params, now, self.calls.has_calls())
+        if isinstance(prepared, Refusal):
+            self.refuse(request_id, kind, prepared)
+            return
+        if self.pool.full():  # step 6, before the request is opened (start() below re-checks)
+            self.refuse(request_id, kind, BUSY)
+            return
+        limit = desk.deadline(kind)
+        entry = Inbound(request_id, method, kind, now + limit, limit)
+        entry.expire = self._expire
+        with self.stats.lock:
+            closing = self.closing
+            admitted = not closing and self.inbox.admit(request_id, entry)
+            arm = admitted and desk.track_locked(entry)
+        if not admitted:
+            if closing:
+                self._send_message(jsonrpc.error(request_id, jsonrpc.INTERNAL_ERROR, "the client is closing"))
+            return
+        task_id = entry.task_id = related_task(params)
+        entry.call = self.calls.tie(entry, now, task_id, stream, self.ties_by_stream)
+        if arm:  # one sweep of deadlines while requests are open, not a timer per request
+            desk.arm()
+        try:
+            started = self.pool.start(partial(self._run, entry, prepared), entry)
+        except RuntimeError:  # the pool shut down meanwhile
+            self.answer(entry, jsonrpc.error(request_id, jsonrpc.INTERNAL_ERROR, "the client is closing"))
+            return
+        if not started:  # the last slot went to another thread meanwhile (HTTP): answered through the inbox
+            desk.note_refusal(kind, BUSY)
+            self.answer(entry, jsonrpc.error(request_id, BUSY.code, BUSY.message))
+
+    def on_cancelled(self, request_id: Any) -> None:
+        """Reader thread: the server cancelled one of its requests: set the token, answer nothing."""
+        with self.stats.lock:
+            entry = self.inbox.cancel(request_id)
+            if entry is not None:
+                self.desk.untrack_locked(entry)
+        if entry is None:
+            return
+        entry.token.cancel("cancelled by the server")
+        self._untie(entry)
+
+    # ------------------------------------------------------------------ worker thread
+
+    def _run(self, entry: Inbound, prepared: Prepared) -> Callable[[], object]:
+        """Worker thread: run the handler; return the answer to write once the slot is free."""
+        desk = self.desk
+        request_id = entry.id
+        call = entry.call
+        assigns, related = (self.options.assigns, None) if call is None else (call.assigns, call.id)
+        ctx = desk.context(prepared, assigns, related, entry.token)
+        try:
+            value = desk.call(prepared, ctx)
+        except InputRefused as refusal:
+            return partial(self.answer, entry, jsonrpc.error(request_id, refusal.code, refusal.message, refusal.data))
+        except BaseException:  # SystemExit too: a worker answers, then lives on
+            log.exception("mcp_input_sync: %s callback for server %s raised; answered -32603", entry.method, self.server_id)
+            return partial(self.answer, entry, jsonrpc.error(request_id, jsonrpc.INTERNAL_ERROR, "the input handler failed"))
+        verdict = desk.check_answer(prepared, value, entry.method)
+        if isinstance(verdict, Refusal):
+            return partial(self.answer, entry, jsonrpc.error(request_id, verdict.code, verdict.message))
+        if entry.task_id is not None:  # 2025-11-25: a task's responses carry its related-task _meta
+            meta = dict(verdict.get("_meta") or {})
+            meta[RELATED_TASK] = {"taskId": entry.task_id}
+            verdict = dict(verdict, _meta=meta)
+        return partial(self.answer, entry, jsonrpc.result(request_id, verdict), "served")
+
+    # ------------------------------------------------------------------ answering
+
+    def answer(self, entry: Inbound, answer: JsonDict, count: Optional[str] = None) -> bool:
+        """Write the one answer of a server request, unless it already has one.
+
+        Returns:
+            True when this was the request's answer; False when it already had
+            one or the server cancelled it (the answer is dropped). ``count``
+            names the stats counter this answer adds to.
+        """
+        try:
+            data = jsonrpc.encode(answer)
+        except (TypeError, ValueError):
+            log.error("mcp_input_sync: %s answer is not JSON-serialisable; answered -32603", entry.method)
+            data = jsonrpc.encode(jsonrpc.error(entry.id, jsonrpc.INTERNAL_ERROR, "the input handler returned an invalid answer"))
+            count = None
+        with self.stats.lock:
+            if self.inbox.settle(entry.id) is not entry:
+                return False  # timed out, cancelled or answered at close: the late result is dropped
+            self.desk.untrack_locked(entry)
+            if count is not None:
+                self.stats.add_locked(count)
+        try:
+            later = self.send_later
+            if later is not None and self.pool.has_queued():
+                # another answer follows at once: write them together, waking the server once
+                if later(data):
+                    # While the sweep runs the watchdog wakes within 0.1 s anyway; waking it for
+                    # every burst would cost a thread switch each. A sweep that stopped flushed first.
+                    self.watchdog.watch_fast(self._flush_soon(), wake=not self.desk.sweeping)
+            else:
+                self.send(data)
+        except TransportClosed:
+            log.debug("mcp_input_sync: answer to %r not sent: transport closed", entry.id)
+        self._untie(entry)
+        return True
+
+    def _flush_quietly(self) -> None:
+        flush = self.flush
+        if flush is not None:
+            try:
+                flush()
+            except TransportClosed:
+                pass
+
+    def _flush_soon(self) -> Callable[[], bool]:
+        """A watchdog check that writes held-back answers one period later at the latest.
+
+        Normally the worker's next answer writes them; this covers a next
+        callback that waits for a person.
+        """
+        calls = 0
+
+        def check() -> bool:
+            nonlocal calls
+            calls += 1
+            if calls < 2:
+                return False  # give the worker one period to write it with its next answer
+            self._flush_quietly()
+            return True
+
+        return check
+
+    def _untie(self, entry: Inbound) -> None:
+        if entry.call is not None:
+            self.calls.untie(entry, entry.call, _clock.monotonic())
+
+    def _timed_out(self, entry: Inbound) -> None:
+        """Watchdog thread (the desk's sweep): a callback ran past handler_timeout.
+
+        The error is answered before the token is set, so a callback that
+        returns as soon as it sees the token cannot answer first.
+        """
+        error = jsonrpc.error(entry.id, jsonrpc.INTERNAL_ERROR, "the input handler timed out")
+        if not self.answer(entry, error, count="timed_out"):
+            return  # answered or cancelled meanwhile
+        entry.token.cancel("timeout")
+        log.warning(
+            "mcp_input_sync: %s callback for server %s ran past its handler_timeout of %g s; answered -32603",
+            loggable(entry.method),
+            self.server_id,
+            entry.limit,
+        )
+
+    # ------------------------------------------------------------------ the client's calls
+
+    def started(self, server_capabilities: Optional[JsonDict]) -> Optional[JsonDict]:
+        self.server_capabilities = server_capabilities
+        if self.router.wants_logs:
+            self.request_logs()
+        return None
+
+    def request(
+        self,
+        method: str,
+        params: Optional[JsonDict],
+        *,
+        is_call: bool,
+        clock: CallClock,
+        assigns: Optional[Mapping[str, Any]] = None,
+        progress: Optional[ProgressCallback] = None,
+        cancel: Optional[threading.Event] = None,
+    ) -> JsonDict:
+        return self.session.request(method, params, is_call=is_call, clock=clock, assigns=assigns, progress=progress, cancel=cancel)
+
+    def call(self, method: str, params: JsonDict, spec: CallSpec) -> Union[JsonDict, PendingCall]:
+        if spec.defer_input:
+            raise ClientError("protocol", "defer_input works only in the 2026-07-28 era")
+        clock = spec.clock
+        if method == "tools/call" and self._tasks_offered():
+            support = self._task_support(params["name"], clock)
+            if support == "required" or (support == "optional" and not spec.wait):
+                # 2025-11-25: run it as a task, then follow it with tasks/get and tasks/result
+                created = self.request(method, dict(params, task={}), is_call=True, clock=clock, assigns=spec.assigns, cancel=spec.cancel)
+                task = created.get("task")
+                task_id = task.get("taskId") if isinstance(task, dict) else None
+                if not isinstance(task_id, str):
+                    raise ClientError("protocol", "a task-augmented call returned no task", data=created, check="result")
+                if not spec.wait:
+                    return created
+                return self.await_task(task_id, spec)
+        return self.request(method, params, is_call=True, clock=clock, assigns=spec.assigns, progress=spec.progress, cancel=spec.cancel)
+
+    def resume(self, pending: PendingCall, responses: Mapping[str, Any], spec: CallSpec) -> Union[JsonDict, PendingCall]:
+        raise ClientError("protocol", "resume works only in the 2026-07-28 era")
+
+    def _tasks_offered(self) -> bool:
+        if not self.options.tasks or self.negotiated != "2025-11-25":
+            return False
+        tasks = (self.server_capabilities or {}).get("tasks")
+        requests = tasks.get("requests") if isinstance(tasks, dict) else None
+        tools = requests.get("tools") if isinstance(requests, dict) else None
+        return isinstance(tools, dict) and "call" in tools
+
+    def _task_support(self, name: str, clock: CallClock) -> Optional[str]:
+        """A tool's ``execution.taskSupport`` (``tools/list`` is read once if the tool is unknown)."""
+        if name not in self._task_supports:
+            opts = self.options
+
+            def fetch(method: str, params: Optional[JsonDict]) -> JsonDict:
+                page_clock = CallClock(_clock.monotonic(), opts.timeout, opts.max_total_timeout)
+                return self.request(method, params, is_call=False, clock=page_clock)
+
+            self.note_tools(collect_pages(fetch, "tools/list", "tools"))
+        return self._task_supports.get(name)
+
+    def note_tools(self, tools: list[JsonDict]) -> list[JsonDict]:
+        for tool in tools:
+            execution = tool.get("execution") if isinstance(tool, dict) else None
+            support = execution.get("taskSupport") if isinstance(execution, dict) else None
+            if isinstance(tool, dict) and isinstance(tool.get("name"), str):
+                self._task_supports[tool["name"]] = support if isinstance(support, str) else "forbidden"
+        return tools
+
+    def await_task(self, task_id: str, spec: CallSpec) -> JsonDict:
+        """2025-11-25: poll tasks/get until the task leaves "working", then tasks/result (its requests tie to it)."""
+        clock, cancel = spec.clock, spec.cancel
+
+        def fetch(poll_clock: CallClock) -> JsonDict:
+            return self.request("tasks/get", {"taskId": task_id}, is_call=False, clock=poll_clock, cancel=cancel)
+
+        poll_task(task_id, fetch, lambda task: AGAIN if task.get("status") == "working" else task, clock, cancel, "pollInterval")
+        # tasks/result blocks until the task ends: bounded by what is left of max_total_timeout
+        remaining = max(0.001, clock.started + clock.max_total - _clock.monotonic())
+        result_clock = CallClock(_clock.monotonic(), remaining, remaining)
+        call = self.session.start("tasks/result", {"taskId": task_id}, is_call=True, clock=result_clock, assigns=spec.assigns, task_id=task_id)
+        return self.session.result(call, cancel)
+
+    def request_logs(self) -> None:
+        """Ask the server for logs at ``log_level``, once, when it declares ``logging``."""
+        with self._logs_lock:
+            caps = self.server_capabilities
+            if self._logs_requested or caps is None or "logging" not in caps:
+                return
+            self._logs_requested = True
+        opts = self.options
+        try:
+            clock = CallClock(_clock.monotonic(), opts.timeout, opts.max_total_timeout)
+            self.request("logging/setLevel", {"level": opts.log_level}, is_call=False, clock=clock)
+        except ClientError as exc:
+            if exc.kind in ("closed", "transport"):
+                raise
+            log.warning("mcp_input_sync: server %s refused logging/setLevel: %s", self.server_id, exc)
+
+    def hear(self) -> None:
+        self.request_logs()
+
+    def subscribe_resource(self, uri: str, subscribe: bool) -> None:
+        opts = self.options
+        clock = CallClock(_clock.monotonic(), opts.timeout, opts.max_total_timeout)
+        self.request("resources/subscribe" if subscribe else "resources/unsubscribe", {"uri": uri}, is_call=False, clock=clock)
+
+    def roots_changed(self) -> None:
+        if overrides(self.desk.handler, "list_roots"):
+            self.session.notify("notifications/roots/list_changed")
+
+    # ------------------------------------------------------------------ shutdown
+
+    def close(self, answer: bool) -> None:
+        """Stop taking requests; answer the open ones -32603 (when ``answer``) and set their tokens."""
+        with self.stats.lock:
+            self.closing = True
+            entries = list(self.inbox)
+        for entry in entries:
+            if answer:  # answer first: a callback woken by its token must not answer instead
+                self.answer(entry, jsonrpc.error(entry.id, jsonrpc.INTERNAL_ERROR, "the client is closing"))
+            entry.token.cancel("closed")

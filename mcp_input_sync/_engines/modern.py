@@ -1,0 +1,348 @@
+"""The 2026-07-28 era: the input_required retry loop, resumable calls, tasks, the listen.
+
+A call may be answered ``input_required``. The loop here has the desk check
+every input request of the round (docs/reference.md#modern-rounds), runs the
+handler for each on the calling thread (or on up to ``input_parallelism``
+worker threads), and retries with a new JSON-RPC id, the original params,
+``inputResponses`` and the echoed ``requestState``. Every request carries a
+fresh ``_meta`` (the stamp); a -32022 answer switches the version once.
+Nothing here is shared between concurrent calls: each call's state lives in
+its own frames. The engine takes the session and the desk, never the client.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any, Mapping, Optional, Union
+
+from .. import _clock
+from .._calls import Call, CallSpec, ProgressCallback
+from .._input import InputDesk
+from .._notifications import NotificationRouter
+from .._port import Port
+from .._protocol import jsonrpc, modern
+from .._protocol import versions as v
+from .._protocol.calls import CallClock
+from .._protocol.checks import Refusal
+from .._protocol.headers import tool_header_map
+from .._protocol.jsonrpc import JsonDict, RequestId
+from .._protocol.modern import MetaStamp, PendingCall
+from .._protocol.versions import INPUT_METHODS, ProtocolViolation
+from .._session import Session, remote_error
+from ..errors import ClientError
+from ..handler import overrides
+from ..options import Options
+from .base import AGAIN, AGAIN_NOW, poll_task
+
+log = logging.getLogger("mcp_input_sync")
+
+#: How a server request in the 2026-07-28 era is counted and logged (it is never answered).
+MODERN_REQUEST = Refusal("era", 0, "a server request in the 2026-07-28 era was ignored")
+
+
+class ModernEngine:
+    """The modern side of one client: MRTR rounds, resumable calls, tasks and the listen."""
+
+    era = v.MODERN
+
+    def __init__(
+        self,
+        *,
+        session: Session,
+        desk: InputDesk,
+        port: Port,
+        options: Options,
+        router: NotificationRouter,
+        stamp: MetaStamp,
+    ) -> None:
+        self.session = session
+        self.desk = desk
+        self.port = port
+        self.options = options
+        self.router = router
+        self.stamp = stamp
+        self.server_capabilities: Optional[JsonDict] = None
+        self._lock = threading.Lock()
+        #: The open subscriptions/listen request, if any.
+        self._listen: Optional[Call] = None
+        self._resource_subscriptions: list[str] = []
+        session.stamp = stamp
+
+    @property
+    def version(self) -> Optional[str]:
+        return self.stamp.version
+
+    def _clock(self, timeout: Optional[float] = None) -> CallClock:
+        opts = self.options
+        return CallClock(_clock.monotonic(), opts.timeout if timeout is None else timeout, opts.max_total_timeout)
+
+    # ------------------------------------------------------------------ reader thread
+
+    def on_request(self, request_id: Any, method: str, params: Any, stream: Any = None) -> None:
+        """The 2026-07-28 era has no server-to-client requests: never answered, counted and logged."""
+        self.desk.note_refusal(INPUT_METHODS.get(method, "other"), MODERN_REQUEST)
+
+    def on_cancelled(self, request_id: Any) -> None:
+        """The server ended our subscriptions/listen."""
+        listen = self._listen
+        if listen is not None and request_id == listen.id and type(request_id) is int:
+            self.session.calls.forget(listen)
+
+    def invalid(self, message: JsonDict) -> None:
+        log.warning("mcp_input_sync: server %s sent an invalid JSON-RPC message; ignored", self.desk.server_id)
+        self.desk.stats.add("malformed")
+
+    def reject_unreadable(self, request_id: RequestId, code: int, message: str) -> None:
+        """The 2026-07-28 era answers no server request, not even an unreadable one."""
+
+    def answer_failed(self, request_id: RequestId) -> None:
+        """Nothing to answer in the 2026-07-28 era."""
+
+    # ------------------------------------------------------------------ start
+
+    def started(self, server_capabilities: Optional[JsonDict]) -> Optional[JsonDict]:
+        """Ask for the DiscoverResult when the handshake did not bring it, then open the listen."""
+        discover: Optional[JsonDict] = None
+        if server_capabilities is None:
+            try:
+                discover = self.request("server/discover", None, is_call=False, clock=self._clock(self.options.discover_timeout))
+            except ClientError as exc:
+                if exc.kind not in ("remote", "timeout"):
+                    raise
+                discover = {}
+            caps = discover.get("capabilities")
+            server_capabilities = caps if type(caps) is dict else {}
+        self.server_capabilities = server_capabilities
+        self._listen_if_wanted()
+        return discover
+
+    # ------------------------------------------------------------------ requests
+
+    def request(
+        self,
+        method: str,
+        params: Optional[JsonDict],
+        *,
+        is_call: bool,
+        clock: CallClock,
+        assigns: Optional[Mapping[str, Any]] = None,
+        progress: Optional[ProgressCallback] = None,
+        cancel: Optional[threading.Event] = None,
+    ) -> JsonDict:
+        """One request; a -32022 answer that lists a version we speak switches to it, once."""
+        session = self.session
+        try:
+            return session.request(method, params, is_call=is_call, clock=clock, assigns=assigns, progress=progress, cancel=cancel)
+        except ClientError as exc:
+            if exc.kind != "remote" or exc.code != jsonrpc.UNSUPPORTED_VERSION:
+                raise
+            try:
+                decision = modern.decide_from_supported(modern.supported_versions(exc.data))
+            except ProtocolViolation:
+                raise exc from None
+            if decision.era != v.MODERN or decision.version == self.stamp.version:
+                raise
+            self.stamp.version = decision.version
+            return session.request(method, params, is_call=is_call, clock=clock, assigns=assigns, progress=progress, cancel=cancel)
+
+    # ------------------------------------------------------------------ the loop
+
+    def call(
+        self,
+        method: str,
+        params: JsonDict,
+        spec: CallSpec,
+        pending: Optional[PendingCall] = None,
+        responses: Optional[JsonDict] = None,
+    ) -> Union[JsonDict, PendingCall]:
+        """Run a modern call to its end (or to its first round, with ``defer_input``)."""
+        desk = self.desk
+        clock, assigns, progress, cancel = spec.clock, spec.assigns, spec.progress, spec.cancel
+        max_rounds = self.options.max_rounds
+        rounds = 0
+        declined: frozenset[str] = frozenset()
+        state_only = 0
+        if pending is None:
+            result = self.request(method, params, is_call=True, clock=clock, assigns=assigns, progress=progress, cancel=cancel)
+        else:
+            rounds = pending.rounds
+            declined = frozenset(pending.declined)
+            retry = modern.retry_params(params, responses, pending.request_state)
+            result = self.request(method, retry, is_call=True, clock=clock, assigns=assigns, progress=progress, cancel=cancel)
+        while True:
+            try:
+                kind = modern.result_type(result, method, self.options.tasks)
+            except ProtocolViolation as exc:
+                raise ClientError("protocol", exc.message, data=result, check="result") from None
+            if kind == modern.COMPLETE:
+                return result
+            if kind == modern.TASK:
+                task_id = result.get("taskId")
+                if not isinstance(task_id, str):
+                    raise ClientError("protocol", "a task result without a taskId", data=result, check="result")
+                if not spec.wait:
+                    return result
+                return self.await_task(task_id, spec)
+            rounds += 1
+            if rounds > max_rounds:
+                raise ClientError("protocol", f"the server asked for input more than max_rounds={max_rounds} times", check="rounds")
+            try:
+                round_ = modern.parse_round(result)
+            except ProtocolViolation as exc:
+                raise ClientError("protocol", exc.message, data=result, check="result") from None
+            answers: Optional[JsonDict] = None
+            if round_.requests:
+                again = modern.reasked(declined, round_)
+                if again is not None:
+                    raise ClientError("declined", f"the server asked again for {again!r} after it was declined", check="reask")
+                prepared = desk.check_round(round_.requests)
+                if spec.defer_input:
+                    return PendingCall(method, params, round_.requests, round_.state, rounds, sorted(declined))
+                clock.pause(_clock.monotonic())
+                try:
+                    answers = desk.answer_round(prepared, clock, assigns, cancel)
+                finally:
+                    clock.resume(_clock.monotonic())
+                declined = frozenset(
+                    modern.question_key(round_.requests[key])
+                    for key, answer in answers.items()
+                    if answer.get("action") in ("decline", "cancel")
+                )
+                state_only = 0
+            else:
+                self._back_off(state_only, clock, cancel)
+                state_only += 1
+                declined = frozenset()
+            retry = modern.retry_params(params, answers, round_.state)
+            result = self.request(method, retry, is_call=True, clock=clock, assigns=assigns, progress=progress, cancel=cancel)
+
+    def _back_off(self, n: int, clock: CallClock, cancel: Optional[threading.Event]) -> None:
+        """Wait before retrying a state-only round (cancel-aware, bounded by max_total_timeout)."""
+        pause = min(modern.backoff(n), max(0.0, clock.remaining(_clock.monotonic())))
+        if cancel is not None:
+            if cancel.wait(pause):
+                raise ClientError("cancelled", "the call was cancelled")
+        else:
+            threading.Event().wait(pause)
+
+    def resume(self, pending: PendingCall, responses: Mapping[str, Any], spec: CallSpec) -> Union[JsonDict, PendingCall]:
+        """Validate the answers to a pending round and continue the call."""
+        answers, declined = self.desk.check_answers(pending, responses)
+        carried = PendingCall(pending.method, pending.params, pending.input_requests, pending.request_state, pending.rounds, declined)
+        return self.call(pending.method, pending.params, spec, pending=carried, responses=answers)
+
+    # ------------------------------------------------------------------ tasks (extension)
+
+    def await_task(self, task_id: str, spec: CallSpec) -> JsonDict:
+        """Poll ``tasks/get`` until the task ends; answer its input requests with ``tasks/update``."""
+        clock, assigns, cancel = spec.clock, spec.assigns, spec.cancel
+        answered: set[str] = set()
+        desk = self.desk
+
+        def fetch(poll_clock: CallClock) -> JsonDict:
+            return self.request("tasks/get", {"taskId": task_id}, is_call=True, clock=poll_clock, assigns=assigns, cancel=cancel)
+
+        def settle(task: JsonDict) -> Any:
+            status = task.get("status")
+            if status == "completed":
+                result = task.get("result")
+                if not isinstance(result, dict):
+                    raise ClientError("protocol", "a completed task without a result", data=task, check="result")
+                return result
+            if status == "failed":
+                raw = task.get("error")
+                error: JsonDict = raw if isinstance(raw, dict) else {}
+                if not isinstance(error.get("message"), str):
+                    error = dict(error, message="the task failed")
+                raise remote_error(error, "tasks/get")
+            if status == "input_required":
+                requests = task.get("inputRequests")
+                if not isinstance(requests, dict):
+                    raise ClientError("protocol", "an input_required task without inputRequests", data=task, check="result")
+                fresh = {key: requests[key] for key in sorted(requests) if key not in answered}
+                if not fresh:
+                    return AGAIN
+                prepared = desk.check_round(fresh)
+                clock.pause(_clock.monotonic())
+                try:
+                    answers = desk.answer_round(prepared, clock, assigns, cancel)
+                finally:
+                    clock.resume(_clock.monotonic())
+                answered.update(answers)
+                update = {"taskId": task_id, "inputResponses": answers}
+                self.request("tasks/update", update, is_call=False, clock=clock.child(_clock.monotonic()), cancel=cancel)
+                return AGAIN_NOW
+            if status != "working":
+                raise ClientError("protocol", f"task status {status!r} is not known", data=task, check="result")
+            return AGAIN
+
+        result: JsonDict = poll_task(task_id, fetch, settle, clock, cancel, "pollIntervalMs")
+        return result
+
+    # ------------------------------------------------------------------ notifications and subscriptions
+
+    def hear(self) -> None:
+        self._listen_if_wanted()
+
+    def subscribe_resource(self, uri: str, subscribe: bool) -> None:
+        """The URI joins (or leaves) the listen's filter; the listen is reopened with it."""
+        if subscribe and uri not in self._resource_subscriptions:
+            self._resource_subscriptions.append(uri)
+        elif not subscribe and uri in self._resource_subscriptions:
+            self._resource_subscriptions.remove(uri)
+        self._listen_if_wanted(force=True)
+
+    def roots_changed(self) -> None:
+        """Modern servers ask for roots in each round: nothing to tell them."""
+
+    def _listen_filter(self) -> JsonDict:
+        caps = self.server_capabilities or {}
+        wanted: JsonDict = {}
+        for capability, key in (("tools", "toolsListChanged"), ("prompts", "promptsListChanged"), ("resources", "resourcesListChanged")):
+            section = caps.get(capability)
+            if isinstance(section, dict) and section.get("listChanged"):
+                wanted[key] = True
+        resources = caps.get("resources")
+        if self._resource_subscriptions and isinstance(resources, dict) and resources.get("subscribe"):
+            wanted["resourceSubscriptions"] = list(self._resource_subscriptions)
+        return wanted
+
+    def _listen_if_wanted(self, force: bool = False) -> None:
+        """Keep one ``subscriptions/listen`` open while someone hears notifications."""
+        hearing = overrides(self.desk.handler, "handle_notification") or self.router.has_subscribers
+        wanted = self._listen_filter() if hearing else {}
+        calls = self.session.calls
+        with self._lock:
+            current = self._listen
+            if current is not None and not force and calls.is_pending(current):
+                return
+            self._listen = None
+        if current is not None and calls.forget(current) is not None:
+            self.session.send_quietly(jsonrpc.notification("notifications/cancelled", {"requestId": current.id, "reason": "resubscribing"}))
+        if not wanted:
+            return
+        # A long-lived request nobody waits on: its notifications reach the router.
+        clock = CallClock(_clock.monotonic(), float("inf"), float("inf"))
+        listen = self.session.start("subscriptions/listen", {"notifications": wanted}, is_call=False, clock=clock)
+        with self._lock:
+            self._listen = listen
+
+    def note_tools(self, tools: list[JsonDict]) -> list[JsonDict]:
+        """2026-07-28 HTTP: mirror ``x-mcp-header`` arguments; drop tools whose annotations are invalid."""
+        if not self.port.mirrors_tool_headers:
+            return tools
+        kept = []
+        for tool in tools:
+            found = tool_header_map(tool)
+            name = tool.get("name") if isinstance(tool, dict) else None
+            if found is None:
+                log.warning("mcp_input_sync: tool %r of server %s has invalid x-mcp-header annotations; dropped", name, self.desk.server_id)
+                continue
+            if isinstance(name, str):
+                self.port.set_tool_headers(name, found)
+            kept.append(tool)
+        return kept
+
+    def close(self, answer: bool) -> None:
+        """Nothing is answered in this era; the desk sets the callbacks' tokens."""

@@ -1,0 +1,401 @@
+"""The session: the one owner of the wire.
+
+It knows JSON-RPC, not eras: request ids, the call table, writing a request
+and waiting for its outcome, abandoning it, the reader's decoding of every
+inbound message (malformed lines, limits, the loss of the transport), and
+the one mapping of transport and server errors to :class:`ClientError`
+(:func:`remote_error`, :func:`transport_error`). What a server request or a
+cancellation means is the business of a :class:`Receiver`, the era's engine.
+See docs/architecture.md#the-session.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+from typing import Any, Callable, Mapping, Optional, Protocol, Union
+
+from . import _clock, reflect
+from ._calls import Call, CallTable, ProgressCallback
+from ._port import Port
+from ._protocol import jsonrpc
+from ._protocol.calls import MAX_TOTAL, CallClock
+from ._protocol.jsonrpc import JsonDict, RequestId
+from ._protocol.limits import LimitExceeded, may_be_too_deep, salvage, too_deep
+from ._stats import Stats
+from .errors import ClientError
+from .transports.base import Oversized, TransportClosed
+
+log = logging.getLogger("mcp_input_sync")
+
+#: Pages a list_* call follows before it gives up.
+MAX_LIST_PAGES = 1000
+
+#: Notifications that are part of a request's own handshake, for nobody else.
+_SILENT = frozenset({"notifications/subscriptions/acknowledged"})
+
+#: ``stamp(params) -> params``: what every request carries besides its params (the modern ``_meta``).
+Stamp = Callable[[Optional[JsonDict]], Optional[JsonDict]]
+
+
+class Receiver(Protocol):
+    """What the reader hands to the era's engine."""
+
+    def on_request(self, request_id: Any, method: str, params: Any, stream: Any = None) -> None:
+        """A server request (its id is not checked yet)."""
+
+    def on_cancelled(self, request_id: Any) -> None:
+        """``notifications/cancelled`` for ``request_id``."""
+
+    def invalid(self, message: JsonDict) -> None:
+        """A message that is neither a request, a notification nor a response."""
+
+    def reject_unreadable(self, request_id: RequestId, code: int, message: str) -> None:
+        """A request that could not be read, whose id could (-32700 or -32600)."""
+
+    def answer_failed(self, request_id: RequestId) -> None:
+        """Handling a request raised in the library: answer it -32603 if it is the era's to answer."""
+
+
+def remote_error(error: Any, method: str) -> ClientError:
+    """The one mapping of a JSON-RPC error object to ``ClientError("remote")``; the message is sanitised."""
+    if type(error) is not dict:
+        return ClientError("protocol", f"{method} answered with a malformed error", data=error)
+    code = error.get("code")
+    message = error.get("message")
+    if not isinstance(message, str):
+        message = "(no message)"
+    return ClientError("remote", reflect.text(message, 4096), code=code if type(code) is int else None, data=error.get("data"))
+
+
+def transport_error(exc: BaseException, what: str, live: bool = True) -> ClientError:
+    """The one mapping of a transport failure: ``auth`` for 401/403, ``transport`` while live, else ``closed``."""
+    status = getattr(exc, "status", None)
+    if status in (401, 403):
+        return ClientError("auth", str(exc), data=getattr(exc, "headers", None))
+    if isinstance(exc, LimitExceeded):
+        return ClientError("protocol", f"{what}: {exc}", check="limit")
+    if live:
+        return ClientError("transport", what if what == str(exc) else f"{what}: {exc}")
+    return ClientError("closed", "the client is closed")
+
+
+class Session:
+    """Requests in flight over one port, and the reader of everything the server sends."""
+
+    def __init__(
+        self,
+        port: Port,
+        *,
+        stats: Stats,
+        server_id: str,
+        default_assigns: Mapping[str, Any],
+        depth_limit: int,
+        route: Callable[[str, Any], None],
+        is_live: Callable[[], bool],
+        on_broken: Callable[[], None],
+    ) -> None:
+        self.port = port
+        self.stats = stats
+        self.server_id = server_id
+        self._default_assigns = default_assigns
+        self._depth_limit = depth_limit
+        self._route = route
+        self._is_live = is_live
+        self._on_broken = on_broken
+        self._ids = itertools.count(1)
+        #: The requests in flight.
+        self.calls = CallTable()
+        #: Who hears server requests and cancellations: the era's engine (set by the client).
+        self.receiver: Optional[Receiver] = None
+        #: Added to every request's params (the modern ``_meta``), or None.
+        self.stamp: Optional[Stamp] = None
+        #: Drains the notification queue before a call with progress returns (set by the client).
+        self.drain: Optional[Callable[[float], object]] = None
+
+    # ------------------------------------------------------------------ writing
+
+    def send(self, message: JsonDict) -> None:
+        """Encode and write one message; a failure is a :class:`ClientError`."""
+        try:
+            data = jsonrpc.encode(message)
+        except (TypeError, ValueError) as exc:
+            raise ClientError("protocol", f"message cannot be encoded as JSON: {exc}") from None
+        try:
+            self.port.send(data)
+        except TransportClosed as exc:
+            raise transport_error(exc, str(exc), self._is_live()) from exc
+
+    def send_quietly(self, message: JsonDict) -> None:
+        """:meth:`send`, logging a failure instead of raising it."""
+        try:
+            self.send(message)
+        except ClientError as exc:
+            log.debug("mcp_input_sync: could not send %s: %s", message.get("method"), exc)
+
+    def notify(self, method: str, params: Optional[JsonDict] = None) -> None:
+        """Send a notification."""
+        self.send(jsonrpc.notification(method, params))
+
+    # ------------------------------------------------------------------ requests
+
+    def start(
+        self,
+        method: str,
+        params: Optional[JsonDict],
+        *,
+        is_call: bool,
+        clock: CallClock,
+        assigns: Optional[Mapping[str, Any]] = None,
+        progress: Optional[ProgressCallback] = None,
+        done: Optional[threading.Event] = None,
+        task_id: Optional[str] = None,
+        stamp: Optional[Stamp] = None,
+    ) -> Call:
+        """Register and write one request (stamped); the caller waits for it with :meth:`result`."""
+        request_id = next(self._ids)
+        call = Call(request_id, method, is_call, self._default_assigns if assigns is None else assigns, clock, done)
+        call.task_id = task_id
+        stamp = stamp or self.stamp
+        if stamp is not None:
+            params = stamp(params)  # modern: every request carries a fresh, complete _meta
+        if progress is not None:
+            # a fresh token on every request, so late progress of an old one is dropped
+            call.progress = progress
+            call.progress_token = token = f"mis-{request_id}"
+            params = jsonrpc.with_meta(params, {"progressToken": token})
+        if not self.calls.add(call):
+            raise ClientError("closed", "the client is closed")
+        try:
+            self.send(jsonrpc.request(request_id, method, params))
+        except ClientError:
+            self.calls.forget(call)
+            raise
+        except KeyboardInterrupt:  # Ctrl-C while writing: the request may be out, so cancel it
+            self.abandon(call, "interrupted")
+            raise
+        return call
+
+    def result(self, call: Call, cancel: Optional[threading.Event] = None) -> JsonDict:
+        """Block until the call's response, a failure or a deadline; return its result."""
+        try:
+            if cancel is None and call.response is None and call.failure is None:
+                call.done.wait(min(call.clock.remaining(_clock.monotonic()), _clock.MAX_WAIT))
+            if call.response is None and call.failure is None:
+                self._wait(call, cancel)
+        except KeyboardInterrupt:
+            self.abandon(call, "interrupted")
+            raise
+        if call.failure is not None:
+            raise call.failure
+        response = call.response
+        assert response is not None
+        if "error" in response:
+            raise remote_error(response["error"], call.method)
+        if call.progress is not None and self.drain is not None:
+            # progress that arrived before the result is delivered before the call returns
+            self.drain(1.0)
+        result = response["result"]
+        if type(result) is not dict:
+            raise ClientError("protocol", f"{call.method} result is not an object", data=result)
+        return result
+
+    def request(
+        self,
+        method: str,
+        params: Optional[JsonDict],
+        *,
+        is_call: bool,
+        clock: CallClock,
+        assigns: Optional[Mapping[str, Any]] = None,
+        progress: Optional[ProgressCallback] = None,
+        cancel: Optional[threading.Event] = None,
+    ) -> JsonDict:
+        """Send one request and block until its result, an error or a deadline."""
+        call = self.start(method, params, is_call=is_call, clock=clock, assigns=assigns, progress=progress)
+        return self.result(call, cancel)
+
+    def wait_any(self, done: threading.Event, seconds: float, calls: list[Call]) -> bool:
+        """Wait (bounded, library clock) until one of ``calls`` sharing ``done`` has an outcome."""
+        deadline = _clock.monotonic() + seconds
+        while True:
+            if any(c.response is not None or c.failure is not None for c in calls):
+                return True
+            left = deadline - _clock.monotonic()
+            if left <= 0:
+                return False
+            done.wait(min(left, _clock.MAX_WAIT))  # set only after a response or failure is stored
+
+    def _wait(self, call: Call, cancel: Optional[threading.Event]) -> None:
+        """Wait for the response in capped real-time steps, re-reading the library clock."""
+        done = call.done
+        while call.response is None and call.failure is None:
+            if cancel is not None and cancel.is_set():
+                self.abandon(call, "cancelled by the caller")
+                if call.response is None or call.failure is not None:
+                    raise ClientError("cancelled", f"{call.method} was cancelled")
+                return
+            why, left = self.calls.deadline_state(call, _clock.monotonic())
+            if why is not None:
+                self.abandon(call, "timeout")
+                if call.failure is None and call.response is not None:
+                    return  # the answer won the race
+                what, limit = ("max_total_timeout", call.clock.max_total) if why == MAX_TOTAL else ("timeout", call.clock.timeout)
+                raise ClientError("timeout", f"{call.method} exceeded its {what} of {limit:g} s")
+            step = min(left, _clock.MAX_WAIT)
+            if cancel is not None:
+                step = min(step, 0.05)
+            if done.wait(step) and call.response is None and call.failure is None:
+                done.clear()  # an event shared during the era probe: another request's outcome woke us
+
+    def abandon(self, call: Call, reason: str) -> None:
+        """The call ends without its result: forget it, tell the server, cancel its tied callbacks."""
+        tied = self.calls.forget(call)
+        if tied is None:
+            return
+        for inbound in tied:
+            inbound.token.cancel("call ended")
+        if call.method == "initialize":  # initialize must not be cancelled
+            return
+        if self.port.cancel_request(call.id):
+            return  # modern HTTP: closing the response stream is the cancellation
+        self.send_quietly(jsonrpc.notification("notifications/cancelled", {"requestId": call.id, "reason": reason}))
+
+    def fail_all(self, kind: str, why: Callable[[str], str]) -> list[Call]:
+        """Refuse new requests and fail every one in flight with ``ClientError(kind, why(method))``; returns them."""
+        calls = self.calls.close()
+        for call in calls:
+            call.failure = ClientError(kind, why(call.method))
+            call.done.set()
+        return calls
+
+    # ------------------------------------------------------------------ reading
+
+    def on_line(self, line: bytes, stream: Any = None) -> None:
+        """Reader thread: one inbound message (``stream``: HTTP, the request whose stream carried it).
+
+        Nothing a server sends may end the reader: an unexpected failure is
+        logged, and a request it concerned is answered -32603 where the era answers.
+        """
+        try:
+            if type(line) is Oversized:
+                self._malformed(line, f"a message of {line.size} bytes or more, over limits['message_bytes']", "limit")
+                return
+            try:
+                message = jsonrpc.decode(line)
+            except ValueError as exc:
+                self._malformed(line, f"a message that is not JSON ({exc})", "malformed")
+                return
+            receiver = self.receiver
+            assert receiver is not None
+            if type(message) is not dict:
+                self.stats.add("malformed")
+                log.warning("mcp_input_sync: server %s sent a message that is not an object; ignored", self.server_id)
+                return
+            depth = self._depth_limit
+            if may_be_too_deep(line, depth) and too_deep(message, depth):
+                self._malformed(line, f"a message nested deeper than limits['json_depth']={depth}", "limit")
+                return
+            method = message.get("method")
+            if method is not None:
+                if type(method) is not str:
+                    receiver.invalid(message)
+                elif "id" in message:
+                    receiver.on_request(message["id"], method, message.get("params"), stream)
+                elif method == "notifications/cancelled":
+                    params = message.get("params")
+                    if type(params) is dict:
+                        receiver.on_cancelled(params.get("requestId"))
+                elif method not in _SILENT:
+                    self._route(method, message.get("params"))
+            elif "id" in message and ("result" in message or "error" in message):
+                call = self.calls.pop(message["id"])
+                if call is None:
+                    log.debug("mcp_input_sync: late or unknown response %r dropped", message["id"])
+                    return
+                call.response = message
+                call.done.set()
+            else:
+                receiver.invalid(message)
+        except Exception:
+            log.exception("mcp_input_sync: a message from server %s could not be handled", self.server_id)
+            self._answer_failed_line(line)
+
+    def _malformed(self, line: Union[bytes, str], why: str, check: str) -> None:
+        """A message that cannot be processed: log, count, and answer what can be answered.
+
+        A request whose id can be read goes to the receiver (-32700 for bad
+        JSON, -32600 over a limit); a response whose id names a call of ours
+        fails that call.
+        """
+        self.stats.add("malformed")
+        log.warning("mcp_input_sync: server %s sent %s; ignored", self.server_id, why)
+        found = salvage(line)
+        if not found.found:
+            return
+        if found.is_request:
+            receiver = self.receiver
+            if receiver is not None:
+                code = jsonrpc.PARSE_ERROR if check == "malformed" else jsonrpc.INVALID_REQUEST
+                receiver.reject_unreadable(found.id, code, "parse error" if check == "malformed" else "request over the client's limits")
+            return
+        call = self.calls.pop(found.id)
+        if call is not None:
+            call.failure = ClientError("protocol", f"the response to {call.method} could not be read: {why}", check=check)
+            call.done.set()
+
+    def _answer_failed_line(self, line: bytes) -> None:
+        try:
+            message = jsonrpc.decode(line)
+        except ValueError:
+            return
+        if type(message) is not dict or "method" not in message:
+            return
+        request_id = message.get("id")
+        receiver = self.receiver
+        if receiver is not None and (type(request_id) is int or type(request_id) is str):
+            receiver.answer_failed(request_id)
+
+    def on_lost(self, request_id: Any, error: BaseException) -> None:
+        """A transport says a request's response can no longer come (its stream broke, or broke a limit)."""
+        if isinstance(error, LimitExceeded):
+            self.stats.add("malformed")
+            log.warning("mcp_input_sync: server %s: %s", self.server_id, error)
+        call = self.calls.get(request_id)
+        tied = self.calls.forget(call) if call is not None else None
+        if call is None or tied is None:
+            return
+        for inbound in tied:  # the call ended without its result: so do its callbacks
+            inbound.token.cancel("call ended")
+        call.failure = transport_error(error, f"{call.method} failed")
+        call.done.set()
+
+    def on_transport_closed(self, error: Optional[BaseException]) -> None:
+        """Reader thread: the connection ended without close(): fail every call, then close the client."""
+        if not self._is_live():
+            return
+        why = "the server closed the connection" if error is None else f"the connection broke: {error}"
+        log.warning("mcp_input_sync: %s (server %s)", why, self.server_id)
+        self.fail_all("transport", lambda method: f"{method} failed: {why}")
+        self._on_broken()
+
+
+def collect_pages(fetch: Callable[[str, Optional[JsonDict]], JsonDict], method: str, key: str) -> list[JsonDict]:
+    """Every item of a paged list method, following ``nextCursor`` (bounded, no cursor twice)."""
+    items: list[JsonDict] = []
+    cursor: Optional[str] = None
+    seen: set[str] = set()
+    for _ in range(MAX_LIST_PAGES):
+        page = fetch(method, None if cursor is None else {"cursor": cursor})
+        found = page.get(key)
+        if type(found) is not list:
+            raise ClientError("protocol", f"{method} result has no {key!r} list")
+        items.extend(found)
+        cursor = page.get("nextCursor")
+        if cursor is None:
+            return items
+        if not isinstance(cursor, str) or cursor in seen:
+            raise ClientError("protocol", f"{method} returned a bad or repeated nextCursor")
+        seen.add(cursor)
+    raise ClientError("protocol", f"{method} returned more than {MAX_LIST_PAGES} pages")

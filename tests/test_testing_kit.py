@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
@@ -478,9 +479,19 @@ def test_log_rate_limit_by_time_travel(era: str) -> None:
 
 def test_the_module_is_stdlib_only_and_public() -> None:
     assert set(kit.__all__) == {"ClientRefused", "Exchange", "FakeServer", "ToolCall", "ToolError", "text_result"}
-    source = open(kit.__file__).read()
-    for name in ("requests", "jsonschema", "pytest", "freezegun"):
-        assert f"import {name}" not in source
+    parts = sorted(Path(kit.__file__).parent.glob("*.py"))
+    assert len(parts) > 1  # the package's parts, not only its __init__
+    for part in parts:
+        source = part.read_text()
+        for name in ("requests", "jsonschema", "pytest", "freezegun"):
+            assert f"import {name}" not in source, part.name
+
+
+def test_the_aliases_and_constants_stay_importable_from_the_package() -> None:
+    for name in ("JsonDict", "ToolResult", "ToolFunction", "PromptMessages", "PromptSource", "MessageTap", "RequestAnswer"):
+        assert hasattr(kit, name), name
+    assert (kit.MODERN_VERSION, kit.LEGACY_VERSION, kit.FORCEABLE) == ("2026-07-28", "2025-11-25", ("2025-11-25", "2025-06-18"))
+    assert kit.SERVER_INFO == {"name": "fake-server", "version": "1"}
 
 
 def test_requests_with_chosen_ids_and_waiting_for_their_answers() -> None:

@@ -19,7 +19,7 @@ def input_context(
     related_request_id: Any = None,
     token: Optional[CancelToken] = None,
 ) -> InputContext:
-    """The context of a callback answering ``prepared`` (behaviour.md section 9)."""
+    """The context of a callback answering ``prepared`` (docs/index.md#the-context)."""
     return InputContext._for_request(
         client, server_id, era, assigns, related_request_id, prepared.mode, prepared.url, prepared.fields, token
     )

@@ -1,4 +1,4 @@
-"""Routing server notifications, logs and progress (behaviour.md section 8).
+"""Routing server notifications, logs and progress (docs/index.md#notifications-and-logs).
 
 The reader thread calls :meth:`NotificationRouter.route`; the handler's hooks,
 the subscribers and the progress callbacks then run on the notification
@@ -64,7 +64,7 @@ class Subscription:
 
 
 class NotificationRouter:
-    """Sends each server notification where behaviour.md section 8 says."""
+    """Sends each server notification where docs/index.md#notifications-and-logs says."""
 
     def __init__(
         self,

@@ -1,7 +1,7 @@
 """What the host writes: an :class:`InputHandler` subclass with plain methods.
 
 The client advertises only the capabilities whose methods the subclass
-overrides (behaviour.md section 3): ``handle_sampling`` gives ``sampling``,
+overrides (docs/reference.md#capabilities): ``handle_sampling`` gives ``sampling``,
 ``handle_elicitation`` gives ``elicitation`` (with the modes of
 :meth:`InputHandler.elicitation_modes`), ``list_roots`` gives ``roots``.
 Every callback receives an :class:`InputContext`; callbacks block as long as
@@ -65,7 +65,7 @@ _UNSET_TOKEN = CancelToken()
 
 
 class InputContext:
-    """What a callback knows about the request it is answering (behaviour.md section 9).
+    """What a callback knows about the request it is answering (docs/index.md#the-context).
 
     Attributes that do not apply to a request are ``None``.
     """

@@ -1,4 +1,4 @@
-"""Client options: names, defaults and validation (behaviour.md section 2).
+"""Client options: names, defaults and validation (docs/reference.md#options).
 
 Unknown option names, and unknown keys of the dict-valued options, raise
 ``TypeError`` when the client is built; values of the wrong type or range

@@ -17,7 +17,7 @@ Contract:
   and never adds anything, so ``text(text(s, n), n) == text(s, n)`` and
   ``text(s, n) == text(s, m)[:n]`` for every ``m >= n``.
 * :func:`log_entry` turns the ``params`` of a ``notifications/message`` into
-  a sanitised log entry (behaviour.md section 8): ``level`` is kept when it
+  a sanitised log entry (docs/safety.md#logs): ``level`` is kept when it
   is one of the eight lowercase RFC 5424 names, otherwise ``"info"``;
   ``logger`` is kept only when it is a string, cleaned to 256 code points;
   every string in ``data`` (dict keys too) is cleaned to 4 096 code points;

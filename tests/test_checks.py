@@ -1,4 +1,4 @@
-"""The check pipeline (behaviour.md sections 5 and 7), table-driven and pure."""
+"""The check pipeline (docs/reference.md#order-of-checks, docs/safety.md), table-driven and pure."""
 
 from __future__ import annotations
 

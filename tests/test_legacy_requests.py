@@ -1,4 +1,4 @@
-"""Legacy server requests (behaviour.md sections 3 and 5), each point over both peers.
+"""Legacy server requests (docs/reference.md#capabilities, docs/reference.md#legacy-server-requests), each point over both peers.
 
 Every test runs twice: over the in-memory fake server and over a real stdio
 pipe to a server written with the official Python SDK (``peer`` fixture).

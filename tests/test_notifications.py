@@ -1,4 +1,4 @@
-"""Notifications, logs, progress and subscriptions (behaviour.md section 8)."""
+"""Notifications, logs, progress and subscriptions (docs/index.md#notifications-and-logs, docs/safety.md#logs)."""
 
 from __future__ import annotations
 

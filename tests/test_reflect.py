@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from mcp_input_sync import reflect
 
-# Inclusive ranges behaviour.md section 8 says are deleted.
+# Inclusive ranges docs/safety.md#logs says are deleted.
 DELETED_RANGES: list[tuple[int, int]] = [
     (0x0000, 0x001F),
     (0x007F, 0x009F),

@@ -1,4 +1,4 @@
-"""Time travel with freezegun, and shutdown (behaviour.md sections 10 and 11)."""
+"""Time travel with freezegun, and shutdown (docs/threads-and-time.md#time-and-freezegun, docs/threads-and-time.md#shutdown)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The check pipeline every input request passes, whichever era asked.
 
-Behaviour.md sections 5 and 7, in this order (the first failure decides):
+The steps of docs/reference.md#order-of-checks, in this order (the first failure decides):
 
 1. ``method``: only ``sampling/createMessage``, ``elicitation/create`` and
    ``roots/list`` are input requests (-32601).

@@ -1,6 +1,6 @@
 """Form elicitation: which ``requestedSchema`` a client serves, and checking answers against it.
 
-The client serves the spec's flat form subset (behaviour.md section 7): a
+The client serves the spec's flat form subset (docs/safety.md#forms): a
 top-level ``{"type": "object", "properties": {...}, "required": [...]}``
 whose properties are primitives:
 

@@ -2,7 +2,8 @@
 
 Pure: no threads, no clock. The client's runtime drives the loop; this
 module decides what each answer from the server means and what to send
-next (mcp-protocol.md sections 1.2, 1.3 and 3).
+next (MCP 2026-07-28 basic/versioning and basic/patterns/mrtr; the client's rules are
+docs/reference.md#era-detection and docs/reference.md#modern-input-rounds).
 """
 
 from __future__ import annotations
@@ -117,7 +118,7 @@ def _supported(data: Any) -> list[str]:
 
 
 def decide_from_discover(response: JsonDict) -> EraDecision:
-    """Classify the response to ``server/discover`` (behaviour.md section 4).
+    """Classify the response to ``server/discover`` (docs/reference.md#what-a-discover-answer-means).
 
     Raises:
         ProtocolViolation: the server names no version this client speaks.

@@ -1,6 +1,6 @@
 """The roots a handler returns, checked and normalised before they are sent.
 
-Contract (behaviour.md section 7, Roots):
+Contract (docs/safety.md#answers, roots):
 
 * :func:`normalise_roots` takes the handler's result. Anything other than a
   dict with a ``"roots"`` list whose items are dicts with a string ``"uri"``

@@ -1,4 +1,4 @@
-"""Sampling guards (behaviour.md section 7): what a ``sampling/createMessage`` may ask, and what the answer must hold."""
+"""Sampling guards (docs/safety.md#sampling): what a ``sampling/createMessage`` may ask, and what the answer must hold."""
 
 from __future__ import annotations
 

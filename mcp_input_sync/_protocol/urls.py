@@ -1,4 +1,4 @@
-"""Checks on the URL of a URL-mode elicitation request (behaviour.md section 7).
+"""Checks on the URL of a URL-mode elicitation request (docs/safety.md#url-elicitation).
 
 Contract:
 

@@ -114,7 +114,7 @@ def declared_kinds(capabilities: Mapping[str, Any], negotiated: str) -> frozense
 
 
 def missing_param(method: str, params: Any, version: str = LATEST_LEGACY_VERSION) -> Optional[str]:
-    """Step 3 of behaviour.md section 5: why ``params`` is malformed, or None.
+    """Step 3 of docs/reference.md#order-of-checks: why ``params`` is malformed, or None.
 
     ``roots/list`` may omit params; the others need an object with their
     required members (a URL elicitation's ``elicitationId`` exists only in

@@ -2,7 +2,7 @@
 
 It has the submit/shutdown shape (:meth:`start`, :meth:`shutdown`) of ``concurrent.futures.ThreadPoolExecutor``
 but its workers are daemon threads, so a callback that never returns cannot
-keep the interpreter from exiting (behaviour.md section 11). :meth:`start`
+keep the interpreter from exiting (docs/threads-and-time.md#shutdown). :meth:`start`
 takes a slot with the job (never blocking: the caller refuses at once when
 none is free); the slot is released only when the job really returns.
 

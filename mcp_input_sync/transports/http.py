@@ -1,4 +1,8 @@
-"""Streamable HTTP transport on ``requests`` (mcp-protocol.md section 2.2 and 2.3).
+"""Streamable HTTP transport on ``requests``.
+
+The wire rules are MCP 2025-11-25 basic/transports (legacy) and MCP
+2026-07-28 basic/transports/streamable-http (modern); what this transport
+does for the client is docs/http.md#what-the-transport-does.
 
 One ``requests.Session`` per client (connection pooling, TLS verification on
 by default). Every outgoing message is one POST with both Accept types. A

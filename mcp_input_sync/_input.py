@@ -47,7 +47,7 @@ def loggable(text: str) -> str:
 
 
 def refusal_error(refusal: Refusal) -> ClientError:
-    """The ClientError for a refusal of the check pipeline (docs/reference.md#refusals-as-errors)."""
+    """The ClientError for a refusal of the check pipeline (docs/modern.md#errors)."""
     if refusal.check in ("method", "malformed"):
         return ClientError("protocol", refusal.message, code=refusal.code, check="malformed")
     if refusal.check == "capability":
@@ -156,7 +156,7 @@ class InputDesk:
         """Every input request of a modern round through the pipeline, before any callback.
 
         Raises:
-            ClientError: as docs/reference.md#refusals-as-errors says.
+            ClientError: as docs/modern.md#errors says.
         """
         limits = self.options.limits
         if len(requests) > limits["round_requests"]:
@@ -239,7 +239,7 @@ class InputDesk:
     # ------------------------------------------------------------------ one callback
 
     def context(self, prepared: Prepared, assigns: Optional[Mapping[str, Any]], related: Any, token: Optional[CancelToken]) -> InputContext:
-        """The context of a callback answering ``prepared`` (docs/reference.md#the-callback-context)."""
+        """The context of a callback answering ``prepared`` (docs/index.md#the-context)."""
         return InputContext._for_request(
             self.client_name, self.server_id, self.era, assigns, related, prepared.mode, prepared.url, prepared.fields, token
         )

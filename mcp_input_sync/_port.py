@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Optional
 
-from .transports.base import OnClose, OnMessage, Transport
+from .transports.base import OnClose, OnMessage, Transport, TransportClosed
 
 #: ``on_lost(request_id, error)``: a request's response can no longer come.
+__all__ = ["OnLost", "Port", "TransportClosed"]
+
 OnLost = Callable[[Any, BaseException], None]
 
 

@@ -116,3 +116,101 @@ def test_the_testing_kit_leans_on_public_modules_the_protocol_core_and_the_stdli
             assert top in sys.stdlib_module_names or top == "__future__", name
         elif not name.startswith(("mcp_input_sync.testing", "mcp_input_sync._protocol")):
             assert not any(part.startswith("_") for part in rest.split(".")), f"{path.name} imports private {name}"
+
+
+# ---------------------------------------------------------------------------- the layout of the whole package
+# Each rule of docs/architecture.md#import-rules is one test below; type-only imports count.
+
+
+def package_graph() -> dict[str, set[str]]:
+    """Every module of the package (subpackages included), each with the package's modules it imports."""
+    paths = {module_name(p, PACKAGE): p for p in sorted(PACKAGE.rglob("*.py")) if "__pycache__" not in p.parts}
+    return {name: imported_modules(path, PACKAGE) & set(paths) - {name} for name, path in paths.items()}
+
+
+GRAPH = package_graph()
+P = "mcp_input_sync."
+
+
+def modules(*prefixes: str) -> list[str]:
+    """The modules whose dotted names (less ``mcp_input_sync.``) start with one of ``prefixes``."""
+    return sorted(m for m in GRAPH if any(m == P + p or m.startswith(P + p + ".") for p in prefixes))
+
+
+def ours(name: str, *prefixes: str) -> set[str]:
+    """The modules ``name`` imports that start with one of ``prefixes``."""
+    return {m for m in GRAPH[name] if any(m == P + p or m.startswith(P + p + ".") for p in prefixes)}
+
+
+def test_the_package_has_no_import_circle() -> None:
+    assert len(GRAPH) > 40 and P + "_engines.legacy" in GRAPH
+    assert find_cycle(GRAPH) == []
+
+
+@pytest.mark.parametrize("name", modules("_protocol"))
+def test_rule_1_the_protocol_core_imports_only_itself(name: str) -> None:
+    assert GRAPH[name] - set(modules("_protocol")) == set()
+
+
+@pytest.mark.parametrize("name", modules("_runtime"))
+def test_rule_2_the_runtime_imports_only_itself_and_the_clock(name: str) -> None:
+    assert GRAPH[name] - set(modules("_runtime")) - {P + "_clock"} == set()
+
+
+GROUND = ("_clock", "_stats", "errors", "handler", "reflect", "options", "_calls", "_version")
+
+
+@pytest.mark.parametrize("name", modules(*GROUND))
+def test_rule_3_the_ground_floor_imports_nothing_above_it(name: str) -> None:
+    assert GRAPH[name] - set(modules(*GROUND, "_protocol")) == set()
+
+
+def test_rule_3_the_port_imports_only_the_transport_contract() -> None:
+    assert GRAPH[P + "_port"] == {P + "transports.base"}
+
+
+@pytest.mark.parametrize("name", modules("transports"))
+def test_rule_4_transports_never_import_the_core(name: str) -> None:
+    assert ours(name, "_session", "_engines", "_input", "_handshake", "client") == set()
+
+
+def test_rule_5_the_input_desk_knows_no_session_engine_client_or_transport() -> None:
+    assert ours(P + "_input", "_session", "_engines", "_handshake", "client", "transports", "_port") == set()
+
+
+def test_rule_6_the_session_knows_no_engine_handshake_or_client() -> None:
+    assert ours(P + "_session", "_engines", "_handshake", "client", "_input") == set()
+
+
+@pytest.mark.parametrize("name", modules("_engines"))
+def test_rule_7_engines_never_import_the_client_transports_or_each_other(name: str) -> None:
+    assert ours(name, "client", "transports", "_handshake") == set()
+    other = {P + "_engines.legacy": P + "_engines.modern", P + "_engines.modern": P + "_engines.legacy"}.get(name)
+    assert other is None or other not in GRAPH[name]
+
+
+def test_rule_8_the_handshake_knows_no_engine_or_client() -> None:
+    assert ours(P + "_handshake", "_engines", "client") == set()
+
+
+def test_rule_9_only_the_client_imports_the_engines_and_the_handshake() -> None:
+    importers = {name for name in GRAPH if ours(name, "_engines", "_handshake")} - set(modules("_engines"))
+    assert importers == {P + "client"}
+
+
+APPLICATIONS = ("web", "terminal", "testing", "conformance", "__main__", "_demo", "_demo_server")
+#: What an application may import: the public modules and the pure core.
+PUBLIC = ("client", "errors", "handler", "options", "reflect", "transports", "terminal", "web", "testing", "_protocol", "_version")
+
+
+@pytest.mark.parametrize("name", modules(*APPLICATIONS))
+def test_rule_10_applications_import_public_modules_and_the_pure_core(name: str) -> None:
+    private = {m for m in GRAPH[name] - set(modules(*PUBLIC)) if m != "mcp_input_sync"}
+    assert private == set(), f"{name} imports {sorted(private)}"
+
+
+@pytest.mark.parametrize("name", sorted(GRAPH))
+def test_no_module_is_over_about_700_lines(name: str) -> None:
+    path = PACKAGE.parent.joinpath(*name.split("."))
+    path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+    assert len(path.read_text().splitlines()) <= 720, f"{name}: split it along its jobs (docs/architecture.md#layout)"

@@ -34,7 +34,7 @@ from .._session import Session, collect_pages
 from ..errors import ClientError, InputRefused
 from ..handler import InputHandler, overrides
 from ..options import Options
-from ..transports.base import TransportClosed
+from .._port import TransportClosed
 from .base import AGAIN, poll_task
 
 log = logging.getLogger("mcp_input_sync")

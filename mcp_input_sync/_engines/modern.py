@@ -1,7 +1,7 @@
 """The 2026-07-28 era: the input_required retry loop, resumable calls, tasks, the listen.
 
 A call may be answered ``input_required``. The loop here has the desk check
-every input request of the round (docs/reference.md#modern-rounds), runs the
+every input request of the round (docs/reference.md#modern-input-rounds), runs the
 handler for each on the calling thread (or on up to ``input_parallelism``
 worker threads), and retries with a new JSON-RPC id, the original params,
 ``inputResponses`` and the echoed ``requestState``. Every request carries a

@@ -92,6 +92,20 @@ class Negotiated(Record):
         self.server_info = server_info
         self.instructions = instructions
 
+    def with_discover(self, discover: Optional[JsonDict]) -> "Negotiated":
+        """This decision with the server's facts read from its ``DiscoverResult`` (none: all empty)."""
+        caps, info, instructions = server_facts(discover) if discover is not None else ({}, None, None)
+        return Negotiated(self.era, self.version, discover, caps, info, instructions)
+
+
+def server_facts(discover: JsonDict) -> tuple[JsonDict, Optional[JsonDict], Optional[str]]:
+    """A ``DiscoverResult``'s capabilities, ``serverInfo`` (from its ``_meta``) and instructions."""
+    caps = discover.get("capabilities")
+    meta = discover.get("_meta")
+    info = meta.get(modern.META_SERVER_INFO) if type(meta) is dict else None
+    instructions = discover.get("instructions")
+    return (caps if type(caps) is dict else {}, info if type(info) is dict else None, instructions if isinstance(instructions, str) else None)
+
 
 class Handshake:
     """One client's negotiation (used once, by ``Client.open``)."""

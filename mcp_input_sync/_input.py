@@ -192,6 +192,14 @@ class InputDesk:
             prepared[key] = step
         return prepared
 
+    def answer_url_elicitations(self, error: ClientError, clock: CallClock) -> list[JsonDict]:
+        """The URL elicitations of a -32042 error: all checked first, then answered in order on this thread."""
+        data = error.data
+        entries = data.get("elicitations") if error.code == jsonrpc.URL_ELICITATION_REQUIRED and isinstance(data, dict) else None
+        if not isinstance(entries, list) or not all(isinstance(e, dict) and e.get("mode") == "url" for e in entries):
+            raise ClientError("protocol", "not a -32042 error with URL elicitations", check="malformed")
+        return [self.answer_here(step, clock, None) for step in self.check_url_elicitations(entries)]
+
     def check_url_elicitations(self, entries: list[JsonDict]) -> list[Prepared]:
         """The URL elicitations of a -32042 error through the pipeline, all before any callback."""
         checks = self.checks

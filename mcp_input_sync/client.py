@@ -34,14 +34,15 @@ from functools import partial
 import logging
 import os
 import threading
-from typing import Any, Literal, Mapping, Optional, Sequence, Union, overload
+from typing import Any, Mapping, Optional, Sequence, Union
 
 from . import _clock
+from ._api import _UNSET, CallsAPI, Seconds
 from ._calls import CallSpec, ProgressCallback
 from ._engines.base import EraEngine
 from ._engines.legacy import LegacyEngine
 from ._engines.modern import ModernEngine
-from ._handshake import Handshake, declared_capabilities
+from ._handshake import Handshake, declared_capabilities, server_facts
 from ._input import InputDesk
 from ._notifications import NotificationRouter, Subscriber, Subscription
 from ._port import Port
@@ -69,14 +70,6 @@ log = logging.getLogger("mcp_input_sync")
 __all__ = ["Client", "ClientState", "Subscription", "connect_http", "connect_stdio"]
 
 
-class _Unset(enum.Enum):
-    UNSET = "UNSET"
-
-
-_UNSET = _Unset.UNSET
-Seconds = Union[float, _Unset]
-
-
 class ClientState(enum.Enum):
     """Where a client is in its life."""
 
@@ -86,7 +79,7 @@ class ClientState(enum.Enum):
     CLOSED = "closed"  #: closed by close() or by a broken connection; calls raise "closed"
 
 
-class Client:
+class Client(CallsAPI):
     """A synchronous MCP client.
 
     Args:
@@ -267,26 +260,16 @@ class Client:
         negotiated = handshake.negotiate()
         engine = self._engine
         assert engine is not None
+        discover = negotiated.discover
+        if negotiated.era == v.MODERN:
+            caps = server_facts(discover)[0] if discover is not None else None
+            discover = engine.started(caps) or discover
+            negotiated = negotiated.with_discover(discover)
+        else:
+            engine.started(negotiated.server_capabilities)
         self.server_capabilities = negotiated.server_capabilities
         self.server_info = negotiated.server_info
         self.instructions = negotiated.instructions
-        discover = negotiated.discover
-        if negotiated.era == v.MODERN:
-            if discover is not None:
-                caps = discover.get("capabilities")
-                self.server_capabilities = caps if type(caps) is dict else {}
-            asked = engine.started(self.server_capabilities)
-            if asked is not None:
-                discover = asked
-                caps = discover.get("capabilities")
-                self.server_capabilities = caps if type(caps) is dict else {}
-            meta = discover.get("_meta") if discover is not None else None
-            found = meta.get(modern.META_SERVER_INFO) if type(meta) is dict else None
-            self.server_info = found if type(found) is dict else None
-            instructions = discover.get("instructions") if discover is not None else None
-            self.instructions = instructions if isinstance(instructions, str) else None
-        else:
-            engine.started(self.server_capabilities)
 
     def _on_era(self, era: str, version: str) -> None:
         """The handshake decided: every part learns the era before anything more is sent."""
@@ -341,166 +324,6 @@ class Client:
     def capabilities(self, version: str) -> JsonDict:
         """The ``ClientCapabilities`` this client declares at ``version``."""
         return declared_capabilities(self._handler, self._opts, version)
-
-    # ------------------------------------------------------------------ calls
-
-    @overload
-    def call_tool(
-        self,
-        name: str,
-        arguments: Optional[Mapping[str, Any]] = None,
-        *,
-        timeout: Seconds = ...,
-        max_total_timeout: Seconds = ...,
-        assigns: Optional[Mapping[str, Any]] = ...,
-        progress: Optional[ProgressCallback] = ...,
-        cancel: Optional[threading.Event] = ...,
-        defer_input: Literal[False] = ...,
-        wait: bool = ...,
-    ) -> JsonDict: ...
-
-    @overload
-    def call_tool(
-        self,
-        name: str,
-        arguments: Optional[Mapping[str, Any]] = None,
-        *,
-        timeout: Seconds = ...,
-        max_total_timeout: Seconds = ...,
-        assigns: Optional[Mapping[str, Any]] = ...,
-        progress: Optional[ProgressCallback] = ...,
-        cancel: Optional[threading.Event] = ...,
-        defer_input: bool,
-        wait: bool = ...,
-    ) -> Union[JsonDict, PendingCall]: ...
-
-    def call_tool(
-        self,
-        name: str,
-        arguments: Optional[Mapping[str, Any]] = None,
-        *,
-        timeout: Seconds = _UNSET,
-        max_total_timeout: Seconds = _UNSET,
-        assigns: Optional[Mapping[str, Any]] = None,
-        progress: Optional[ProgressCallback] = None,
-        cancel: Optional[threading.Event] = None,
-        defer_input: bool = False,
-        wait: bool = True,
-    ) -> Union[JsonDict, PendingCall]:
-        """Call a tool and return its ``CallToolResult`` (``isError: true`` is returned, not raised).
-
-        Args:
-            name: the tool's name.
-            arguments: the tool's arguments.
-            timeout: seconds to wait on the server (not counting time spent
-                answering its input requests).
-            max_total_timeout: hard bound on the whole call, in seconds.
-            assigns: what callbacks answering this call's input see as ``ctx.assigns``.
-            progress: called on the notification thread with each progress update.
-            cancel: an Event another thread may set to cancel the call.
-            defer_input: (2026-07-28 era) return a :class:`PendingCall` at the
-                first round of input instead of calling the handler; continue
-                it with :meth:`resume`.
-            wait: with ``tasks=True``, follow a task to its result (True) or
-                return the ``CreateTaskResult`` at once (False).
-
-        Raises:
-            ClientError: ``remote`` for a JSON-RPC error (``-32042`` included, its
-                elicitations in ``.data``), ``timeout``, ``cancelled``, ``closed``,
-                ``transport``, ``protocol``, and in the 2026-07-28 era
-                ``input_handler``, ``refused`` and ``declined``.
-        """
-        params: JsonDict = {"name": name}
-        if arguments is not None:
-            params["arguments"] = dict(arguments)
-        return self._call("tools/call", params, timeout, max_total_timeout, assigns, progress, cancel, defer_input, wait)
-
-    @overload
-    def read_resource(
-        self,
-        uri: str,
-        *,
-        timeout: Seconds = ...,
-        max_total_timeout: Seconds = ...,
-        assigns: Optional[Mapping[str, Any]] = ...,
-        progress: Optional[ProgressCallback] = ...,
-        cancel: Optional[threading.Event] = ...,
-        defer_input: Literal[False] = ...,
-    ) -> JsonDict: ...
-
-    @overload
-    def read_resource(
-        self,
-        uri: str,
-        *,
-        timeout: Seconds = ...,
-        max_total_timeout: Seconds = ...,
-        assigns: Optional[Mapping[str, Any]] = ...,
-        progress: Optional[ProgressCallback] = ...,
-        cancel: Optional[threading.Event] = ...,
-        defer_input: bool,
-    ) -> Union[JsonDict, PendingCall]: ...
-
-    def read_resource(
-        self,
-        uri: str,
-        *,
-        timeout: Seconds = _UNSET,
-        max_total_timeout: Seconds = _UNSET,
-        assigns: Optional[Mapping[str, Any]] = None,
-        progress: Optional[ProgressCallback] = None,
-        cancel: Optional[threading.Event] = None,
-        defer_input: bool = False,
-    ) -> Union[JsonDict, PendingCall]:
-        """Read a resource and return its ``ReadResourceResult``; see :meth:`call_tool`."""
-        return self._call("resources/read", {"uri": uri}, timeout, max_total_timeout, assigns, progress, cancel, defer_input, True)
-
-    @overload
-    def get_prompt(
-        self,
-        name: str,
-        arguments: Optional[Mapping[str, str]] = None,
-        *,
-        timeout: Seconds = ...,
-        max_total_timeout: Seconds = ...,
-        assigns: Optional[Mapping[str, Any]] = ...,
-        progress: Optional[ProgressCallback] = ...,
-        cancel: Optional[threading.Event] = ...,
-        defer_input: Literal[False] = ...,
-    ) -> JsonDict: ...
-
-    @overload
-    def get_prompt(
-        self,
-        name: str,
-        arguments: Optional[Mapping[str, str]] = None,
-        *,
-        timeout: Seconds = ...,
-        max_total_timeout: Seconds = ...,
-        assigns: Optional[Mapping[str, Any]] = ...,
-        progress: Optional[ProgressCallback] = ...,
-        cancel: Optional[threading.Event] = ...,
-        defer_input: bool,
-    ) -> Union[JsonDict, PendingCall]: ...
-
-    def get_prompt(
-        self,
-        name: str,
-        arguments: Optional[Mapping[str, str]] = None,
-        *,
-        timeout: Seconds = _UNSET,
-        max_total_timeout: Seconds = _UNSET,
-        assigns: Optional[Mapping[str, Any]] = None,
-        progress: Optional[ProgressCallback] = None,
-        cancel: Optional[threading.Event] = None,
-        defer_input: bool = False,
-    ) -> Union[JsonDict, PendingCall]:
-        """Get a prompt and return its ``GetPromptResult``; see :meth:`call_tool`."""
-        params: JsonDict = {"name": name}
-        if arguments is not None:
-            params["arguments"] = dict(arguments)
-        return self._call("prompts/get", params, timeout, max_total_timeout, assigns, progress, cancel, defer_input, True)
-
 
     def resume(
         self,
@@ -640,14 +463,8 @@ class Client:
         self._ensure_open()
         desk = self._desk
         assert desk is not None
-        data = error.data
-        entries = data.get("elicitations") if error.code == jsonrpc.URL_ELICITATION_REQUIRED and isinstance(data, dict) else None
-        if not isinstance(entries, list) or not all(isinstance(e, dict) and e.get("mode") == "url" for e in entries):
-            raise ClientError("protocol", "not a -32042 error with URL elicitations", check="malformed")
-        prepared = desk.check_url_elicitations(entries)
         # the callbacks run as a modern round's do: on this thread, under their deadlines
-        clock = self._clock_for(_UNSET, _UNSET)
-        return [desk.answer_here(step, clock, None) for step in prepared]
+        return desk.answer_url_elicitations(error, self._clock_for(_UNSET, _UNSET))
 
     def check_input(self, method: str, params: Any) -> Union[Prepared, Refusal]:
         """Run one input request of a pending round through this client's checks (steps 4 and 5).

@@ -32,7 +32,7 @@ from .._runtime.watchdog import Watchdog
 from .._runtime.workers import HandlerPool
 from .._session import Session, collect_pages
 from ..errors import ClientError, InputRefused
-from ..handler import InputHandler, overrides
+from ..handler import overrides
 from ..options import Options
 from .._port import TransportClosed
 from .base import AGAIN, poll_task

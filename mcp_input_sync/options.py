@@ -12,6 +12,7 @@ import math
 from types import MappingProxyType
 from typing import Any, Mapping, Optional
 
+from ._protocol.jsonrpc import USER_REJECTED
 from ._protocol.limits import DEFAULT_LIMITS
 from .handler import InputHandler
 from .reflect import LEVELS
@@ -22,7 +23,7 @@ DEFAULT_HANDLER_TIMEOUT: Mapping[str, float] = MappingProxyType(
 )
 #: Defaults of the ``sampling`` option's keys.
 DEFAULT_SAMPLING: Mapping[str, Any] = MappingProxyType(
-    {"max_tokens": 4096, "context": False, "allow_idle": False, "max_tool_iterations": 5, "rejection_code": -1}
+    {"max_tokens": 4096, "context": False, "allow_idle": False, "max_tool_iterations": 5, "rejection_code": USER_REJECTED}
 )
 #: Defaults of the ``elicitation`` option's keys.
 DEFAULT_ELICITATION: Mapping[str, Any] = MappingProxyType({"origin": None})

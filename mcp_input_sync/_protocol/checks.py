@@ -90,7 +90,7 @@ class CheckConfig(Record):
         max_tokens: int = 4096,
         allow_idle: bool = False,
         max_tool_iterations: int = 5,
-        rejection_code: int = -1,
+        rejection_code: int = jsonrpc.USER_REJECTED,
         origin: Optional[str] = None,
     ) -> None:
         self.version = version

@@ -27,6 +27,8 @@ URL_ELICITATION_REQUIRED = -32042
 HEADER_MISMATCH = -32020
 MISSING_CAPABILITY = -32021
 UNSUPPORTED_VERSION = -32022
+#: The default code of a refused sampling request (the ``sampling['rejection_code']`` option).
+USER_REJECTED = -1
 
 def _refuse(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON")

@@ -35,7 +35,8 @@ import math
 from typing import Any, Iterable, Mapping, Optional, Protocol, Sequence
 
 from .. import reflect
-from .broker import NON_FIELD, CallState, PendingInput, PendingInputBroker
+from .deferred import Store
+from .pending import NON_FIELD, CallState, PendingInput
 
 __all__ = [
     "FIELD_PREFIX",
@@ -505,7 +506,7 @@ def submitted_values(pending: PendingInput, data: Any) -> dict[str, Any]:
     return values
 
 
-def answer_submission(broker: PendingInputBroker, pending: PendingInput, user: Any, data: Any) -> dict[str, str]:
+def answer_submission(broker: Store, pending: PendingInput, user: Any, data: Any) -> dict[str, str]:
     """Read a submitted form and answer ``pending`` with it (what the bundled views do on POST).
 
     Returns:

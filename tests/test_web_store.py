@@ -182,16 +182,21 @@ def test_the_web_modules_import_no_circle() -> None:
     assert graph["pending"] == set() and graph["deferred"] == {"pending"}
 
 
-@pytest.mark.parametrize("path", sorted(WEB.glob("*.py")) + [ROOT / "mcp_input_sync" / "terminal.py"], ids=lambda p: p.name)
-def test_applications_import_public_modules_and_the_pure_core_only(path: Path) -> None:
+APPLICATIONS = sorted(WEB.glob("*.py")) + sorted((WEB / "django").glob("*.py")) + [ROOT / "mcp_input_sync" / "terminal.py"]
+
+
+@pytest.mark.parametrize("path", APPLICATIONS, ids=lambda p: str(p.relative_to(ROOT / "mcp_input_sync")))
+def test_applications_use_public_modules_the_pure_core_and_a_clients_public_names_only(path: Path) -> None:
     private = set()
     for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and node.module is not None and node.level > 0:
-            first = node.module.split(".")[0]
-            if first.startswith("_") and first != "_protocol":
-                private.add(node.module)
-        elif isinstance(node, ast.ImportFrom) and node.module is not None:
+        if isinstance(node, ast.ImportFrom) and node.module is not None:
             parts = node.module.split(".")
-            if parts[0] == "mcp_input_sync" and len(parts) > 1 and parts[1].startswith("_") and parts[1] != "_protocol":
+            if node.level == 0:
+                if parts[0] != "mcp_input_sync":
+                    continue
+                parts = parts[1:]
+            if parts and parts[0].startswith("_") and parts[0] != "_protocol":
                 private.add(node.module)
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "client" and node.attr.startswith("_"):
+            private.add(f"client.{node.attr}")
     assert private == set()

@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, TextIO, Union
 
 from . import reflect
+from ._protocol import formview
 from ._protocol.forms import SchemaRefused, compile_form
 from .errors import InputRefused
 from .handler import InputContext, InputHandler
@@ -319,17 +320,15 @@ class TerminalHandler(InputHandler):
             self.say(f"  form       {message!r}: cannot render ({exc}); declined")
             self._refused("form: unusable schema")
             return {"action": "decline"}
-        assert isinstance(schema, dict)
-        properties: dict[str, Any] = schema.get("properties", {})
-        required = set(form.required)
-        fields: Mapping[str, Any] = ctx.fields or form.fields
-        secret = {n for n in properties if isinstance(fields.get(n), dict) and fields[n].get("sensitive_suspected") is True}
-        names = ", ".join(_clean(n, _LABEL_LIMIT) for n in properties)
+        fields = formview.fields(schema)
+        flags: Mapping[str, Any] = ctx.fields or form.fields
+        secret = {f.name for f in fields if isinstance(flags.get(f.name), dict) and flags[f.name].get("sensitive_suspected") is True}
+        names = ", ".join(_clean(f.name, _LABEL_LIMIT) for f in fields)
         if self.answers is not None:
-            return self._scripted_form(message, properties, required, form.checks, secret, names)
+            return self._scripted_form(message, fields, form.checks, secret, names)
         if self.assume_yes:
-            content = {n: p["default"] for n, p in properties.items() if isinstance(p, dict) and "default" in p}
-            missing = [n for n in required if n not in content]
+            content = {f.name: f.prop["default"] for f in fields if "default" in f.prop}
+            missing = [f.name for f in fields if f.required and f.name not in content]
             if missing:
                 self.say(f"  form       {message!r} with fields [{names}] -> decline (no default for {', '.join(missing)})")
                 self._refused(f"form: required field without a default: {', '.join(missing)}")
@@ -344,7 +343,7 @@ class TerminalHandler(InputHandler):
         if not self._acquire(ctx):
             return {"action": "cancel"}
         try:
-            return self._ask_form(message, properties, required, form.checks, secret, names, ctx)
+            return self._ask_form(message, fields, form.checks, secret, names, ctx)
         except _Stop:
             self._refused("form: no answer")
             return {"action": "cancel"}
@@ -365,8 +364,7 @@ class TerminalHandler(InputHandler):
     def _scripted_form(
         self,
         message: str,
-        properties: Mapping[str, Any],
-        required: set[str],
+        fields: Sequence[formview.Field],
         checks: Mapping[str, Callable[[Any], Optional[str]]],
         secret: set[str],
         names: str,
@@ -378,12 +376,12 @@ class TerminalHandler(InputHandler):
             self._refused(f"form: {action} (answers file)")
             return {"action": action}
         content: dict[str, Any] = {}
-        for name, prop in properties.items():
-            if name in self.answers:
-                content[name] = self.answers[name]
-            elif isinstance(prop, dict) and "default" in prop:
-                content[name] = prop["default"]
-        missing = sorted(n for n in required if n not in content)
+        for field in fields:
+            if field.name in self.answers:
+                content[field.name] = self.answers[field.name]
+            elif "default" in field.prop:
+                content[field.name] = field.prop["default"]
+        missing = sorted(f.name for f in fields if f.required and f.name not in content)
         problem = f"required field(s) without a value or default: {', '.join(missing)}" if missing else self._first_problem(content, checks)
         if problem:
             self.say(f"  form       {message!r} with fields [{names}] -> decline ({_clean(problem)})")
@@ -395,8 +393,7 @@ class TerminalHandler(InputHandler):
     def _ask_form(
         self,
         message: str,
-        properties: Mapping[str, Any],
-        required: set[str],
+        fields: Sequence[formview.Field],
         checks: Mapping[str, Callable[[Any], Optional[str]]],
         secret: set[str],
         names: str,
@@ -408,26 +405,19 @@ class TerminalHandler(InputHandler):
             self._refused(f"form: {choice}")
             return {"action": choice}
         content: dict[str, Any] = {}
-        for name, prop in properties.items():
-            prop = prop if isinstance(prop, dict) else {}
-            value = self._ask_field(name, prop, name in required, checks[name], name in secret, ctx)
+        for field in fields:
+            value = self._ask_field(field, checks[field.name], field.name in secret, ctx)
             if value is not _OMIT:
-                content[name] = value
+                content[field.name] = value
         self.say(f"{_INDENT}-> accept {self._shown(content, secret)}")
         return {"action": "accept", "content": content}
 
-    def _ask_field(
-        self,
-        name: str,
-        prop: Mapping[str, Any],
-        required: bool,
-        check: Callable[[Any], Optional[str]],
-        secret: bool,
-        ctx: InputContext,
-    ) -> Any:
+    def _ask_field(self, field: formview.Field, check: Callable[[Any], Optional[str]], secret: bool, ctx: InputContext) -> Any:
+        name, prop, required = field.name, field.prop, field.required
         label = _clean(prop.get("title", name), _LABEL_LIMIT)
         kind = prop.get("type")
-        choices = _choices(prop)
+        view = field.choices
+        choices = list(view.options) if view is not None else []
         hints: list[str] = [str(kind)]
         if isinstance(prop.get("format"), str):
             hints.append(_clean(prop["format"], 40))
@@ -622,31 +612,7 @@ _OMIT: Any = _Omit()
 
 
 def _message_text(content: Any) -> str:
-    blocks = content if isinstance(content, list) else [content]
-    parts = []
-    for block in blocks:
-        if isinstance(block, dict) and block.get("type") == "text":
-            parts.append(_clean(block.get("text", "")))
-        elif isinstance(block, dict):
-            parts.append(f"[{_clean(block.get('type', '?'), 20)}]")
-    return " ".join(parts)
-
-
-def _choices(prop: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """``(value, title)`` of a single- or multi-select, else ``[]``."""
-    source: Mapping[str, Any] = prop
-    if prop.get("type") == "array" and isinstance(prop.get("items"), dict):
-        source = prop["items"]
-    options = source.get("oneOf") if "oneOf" in source else source.get("anyOf")
-    if isinstance(options, list):
-        return [(str(o.get("const")), str(o.get("title", o.get("const")))) for o in options if isinstance(o, dict)]
-    enum = source.get("enum")
-    if isinstance(enum, list) and source.get("type", "string") == "string":
-        names = prop.get("enumNames") if isinstance(prop.get("enumNames"), list) else None
-        if names is not None and len(names) == len(enum):
-            return [(str(v), str(t)) for v, t in zip(enum, names)]
-        return [(str(v), str(v)) for v in enum]
-    return []
+    return " ".join(_clean(b.text) if b.text is not None else f"[{_clean(b.type if b.type is not None else '?', 20)}]" for b in formview.blocks(content))
 
 
 def _pick(raw: str, choices: list[tuple[str, str]]) -> Optional[str]:

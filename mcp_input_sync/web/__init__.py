@@ -11,21 +11,20 @@ forms back. :mod:`mcp_input_sync.web.flask` is a Flask blueprint and
 In the 2026-07-28 era, :meth:`PendingInputBroker.start_call` runs a call
 where no thread waits: any process resumes it once the user has answered
 (:class:`CallState` says where it stands).
+
+Inside: :mod:`~mcp_input_sync.web.pending` holds the data types,
+:mod:`~mcp_input_sync.web.broker` the in-memory store,
+:mod:`~mcp_input_sync.web.handlers` the handlers and
+:mod:`~mcp_input_sync.web.deferred` the deferred-call driver with the
+:class:`~mcp_input_sync.web.deferred.Store` interface that every store
+(in memory, :mod:`~mcp_input_sync.web.redis_broker`) implements.
 """
 
 from __future__ import annotations
 
-from .broker import (
-    CallState,
-    ELICITATION_ACTIONS,
-    SAMPLING_ACTIONS,
-    InputNotFound,
-    PendingInput,
-    PendingInputBroker,
-    WebElicitationHandler,
-    WebHandler,
-    field_errors,
-)
+from .broker import PendingInputBroker
+from .handlers import WebElicitationHandler, WebHandler
+from .pending import ELICITATION_ACTIONS, SAMPLING_ACTIONS, CallState, InputNotFound, PendingInput, field_errors
 
 __all__ = [
     "CallState",

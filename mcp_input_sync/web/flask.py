@@ -45,8 +45,9 @@ from typing import Any, Callable, Optional
 from flask import Blueprint, Response, abort, jsonify, redirect, request, session, url_for
 from werkzeug.wrappers import Response as BaseResponse
 
-from .broker import InputNotFound, PendingInputBroker
+from .deferred import Store
 from .forms import answer_submission, call_json, render_call, render_list, render_page, submitted_values
+from .pending import InputNotFound
 
 __all__ = ["CSRF_FIELD", "blueprint"]
 
@@ -76,7 +77,7 @@ def _session_token() -> str:
 
 
 def blueprint(
-    broker: PendingInputBroker,
+    broker: Store,
     user_loader: Callable[[], Optional[Any]],
     *,
     name: str = "mcp_input",

@@ -35,7 +35,9 @@ import math
 from typing import Any, Iterable, Mapping, Optional, Protocol, Sequence
 
 from .. import reflect
-from .broker import NON_FIELD, CallState, PendingInput, PendingInputBroker
+from .._protocol import formview
+from .deferred import Store
+from .pending import NON_FIELD, CallState, PendingInput
 
 __all__ = [
     "FIELD_PREFIX",
@@ -90,31 +92,6 @@ def esc(value: Any, limit: int = TEXT_LIMIT) -> str:
 # ---------------------------------------------------------------------------- one field
 
 
-def _options(prop: Mapping[str, Any]) -> Optional[list[tuple[str, str]]]:
-    """A single-select's ``(value, label)`` choices, or None."""
-    one_of = prop.get("oneOf")
-    if isinstance(one_of, list):
-        return [(e["const"], str(e.get("title", e["const"]))) for e in one_of if isinstance(e, dict) and isinstance(e.get("const"), str)]
-    enum = prop.get("enum")
-    if isinstance(enum, list) and prop.get("type") == "string":
-        names = prop.get("enumNames")
-        if isinstance(names, list) and len(names) == len(enum):
-            return [(str(v), str(n)) for v, n in zip(enum, names)]
-        return [(str(v), str(v)) for v in enum]
-    return None
-
-
-def _multi_options(prop: Mapping[str, Any]) -> tuple[list[tuple[str, str]], bool]:
-    """A multi-select's ``(value, label)`` choices and whether they are titled (checkboxes)."""
-    items = prop.get("items") if isinstance(prop.get("items"), dict) else {}
-    assert isinstance(items, dict)
-    any_of = items.get("anyOf")
-    if isinstance(any_of, list):
-        return [(e["const"], str(e.get("title", e["const"]))) for e in any_of if isinstance(e, dict) and isinstance(e.get("const"), str)], True
-    enum = items.get("enum")
-    return ([(str(v), str(v)) for v in enum] if isinstance(enum, list) else []), False
-
-
 def _num_attr(value: Any) -> Optional[str]:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         return None
@@ -167,8 +144,10 @@ def render_input(pending: PendingInput, name: str, prop: Mapping[str, Any], valu
         box = f'<input type="checkbox"{_attrs([("id", dom_id), ("name", field_name), ("value", "true"), ("checked", checked), ("aria-describedby", described)])}>'
         return f'<div class="mis-field mis-boolean">{box} <label for="{dom_id}">{label}{star}</label>{help_text}{err}</div>'
 
+    view = formview.choices(prop)
     if kind == "array":
-        choices, titled = _multi_options(prop)
+        choices = view.options if view is not None else ()
+        titled = view is not None and view.source == "anyOf"
         chosen = {v for v in value if isinstance(v, str)} if isinstance(value, list) else set()
         if titled:
             boxes = []
@@ -182,10 +161,10 @@ def render_input(pending: PendingInput, name: str, prop: Mapping[str, Any], valu
         attrs = _attrs([("id", dom_id), ("name", field_name), ("multiple", ""), ("aria-describedby", described)])
         return f'<div class="mis-field mis-multi"><label for="{dom_id}">{label}{star}</label><select{attrs}>{opts}</select>{help_text}{err}</div>'
 
-    options = _options(prop) if kind == "string" else None
     shown = value if isinstance(value, str) else ""
-    if options is not None:
-        if isinstance(prop.get("oneOf"), list):
+    if view is not None:
+        options = view.options
+        if view.source == "oneOf":
             radios = []
             for k, (v, text) in enumerate(options):
                 attrs = _attrs([("id", f"{dom_id}-{k}"), ("name", field_name), ("value", v), ("checked", "" if v == shown else None), ("required", req)])
@@ -231,35 +210,27 @@ def render_input(pending: PendingInput, name: str, prop: Mapping[str, Any], valu
 
 
 def _form_fields(pending: PendingInput, values: Optional[Mapping[str, Any]], errors: Mapping[str, str]) -> str:
-    schema = pending.schema
-    props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
-    assert isinstance(props, dict)
-    required = set(schema.get("required") or [])
     parts = []
-    for index, (name, prop) in enumerate(props.items()):
-        if not isinstance(prop, dict):
-            continue
+    for field in formview.fields(pending.schema):
+        name = field.name
         if values is not None:
             value = values.get(name)
             if pending.sensitive(name):
                 value = None  # a secret the person typed is never sent back into a page
         else:
-            value = prop.get("default")
-            if isinstance(value, str) and not (_options(prop) or {}):
+            value = field.prop.get("default")
+            view = field.choices
+            if isinstance(value, str) and not (view is not None and view.options and not view.multiple):
                 value = reflect.text(value, TEXT_LIMIT)  # a suggestion shown in a text box: no hidden characters
-        parts.append(render_input(pending, name, prop, value, required=name in required, index=index, error=errors.get(name)))
+        parts.append(render_input(pending, name, field.prop, value, required=field.required, index=field.index, error=errors.get(name)))
     return "".join(parts)
 
 
 def _block_text(content: Any) -> str:
-    blocks = content if isinstance(content, list) else [content]
-    out = []
-    for block in blocks:
-        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
-            out.append(esc(block["text"]))
-        elif isinstance(block, dict):
-            out.append(f"<em>[{esc(block.get('type', 'unknown'), 64)}]</em>")
-    return "<br>".join(out)
+    return "<br>".join(
+        esc(block.text) if block.text is not None else f"<em>[{esc(block.type if block.type is not None else 'unknown', 64)}]</em>"
+        for block in formview.blocks(content)
+    )
 
 
 def render_body(pending: PendingInput, *, values: Optional[Mapping[str, Any]] = None, errors: Optional[Mapping[str, str]] = None) -> str:
@@ -449,15 +420,10 @@ def parse_submission(pending: PendingInput, data: Any) -> tuple[JsonDict, dict[s
         return answer, {}
     if pending.kind == "url" or action != "accept":
         return {"action": action}, {}
-    schema = pending.schema
-    props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
-    assert isinstance(props, dict)
-    required = set(schema.get("required") or [])
     content: JsonDict = {}
     errors: dict[str, str] = {}
-    for name, prop in props.items():
-        if not isinstance(prop, dict):
-            continue
+    for field in formview.fields(pending.schema):
+        name, prop = field.name, field.prop
         key = FIELD_PREFIX + name
         kind = prop.get("type")
         if kind == "boolean":
@@ -465,7 +431,7 @@ def parse_submission(pending: PendingInput, data: Any) -> tuple[JsonDict, dict[s
             continue
         if kind == "array":
             chosen = _getlist(data, key)
-            if chosen or name in required:
+            if chosen or field.required:
                 content[name] = chosen
             continue
         text = _first(data, key)
@@ -488,24 +454,22 @@ def submitted_values(pending: PendingInput, data: Any) -> dict[str, Any]:
     """What the person typed, per field, to show again after an error (secrets left out)."""
     if pending.kind == "sampling":
         return {"text": _first(data, "text") or ""}
-    schema = pending.schema
-    props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
-    assert isinstance(props, dict)
     values: dict[str, Any] = {}
-    for name, prop in props.items():
-        if not isinstance(prop, dict) or pending.sensitive(name):
+    for field in formview.fields(pending.schema):
+        name, kind = field.name, field.prop.get("type")
+        if pending.sensitive(name):
             continue
         key = FIELD_PREFIX + name
-        if prop.get("type") == "array":
+        if kind == "array":
             values[name] = _getlist(data, key)
-        elif prop.get("type") == "boolean":
+        elif kind == "boolean":
             values[name] = _first(data, key) == "true"
         else:
             values[name] = _first(data, key) or ""
     return values
 
 
-def answer_submission(broker: PendingInputBroker, pending: PendingInput, user: Any, data: Any) -> dict[str, str]:
+def answer_submission(broker: Store, pending: PendingInput, user: Any, data: Any) -> dict[str, str]:
     """Read a submitted form and answer ``pending`` with it (what the bundled views do on POST).
 
     Returns:

@@ -24,18 +24,22 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Mapping, Optional
 
-from .._protocol.forms import compile_form
-from .broker import InputNotFound, PendingInput, PendingInputBroker, _Slot, _validate
+from .broker import OnPark, announce
+from .deferred import DeferredCallMethods, DeferredCalls
+from .pending import InputNotFound, ParkedInput, PendingInput, same_user
 
 __all__ = ["RedisBroker"]
 
 JsonDict = dict[str, Any]
 
 
-class RedisBroker(PendingInputBroker):
-    """A :class:`PendingInputBroker` whose inputs live in Redis, shared by every process.
+class RedisBroker(DeferredCallMethods):
+    """A broker like :class:`~mcp_input_sync.web.PendingInputBroker` whose inputs live in Redis, shared by every process.
+
+    It implements :class:`~mcp_input_sync.web.deferred.Store`, as the
+    in-memory broker does, and has the same methods.
 
     Args:
         client: a ``redis.Redis`` (bytes or decoded responses both work).
@@ -45,20 +49,22 @@ class RedisBroker(PendingInputBroker):
         on_park: as :class:`PendingInputBroker` (called in the parking process).
     """
 
-    def __init__(self, client: Any, *, prefix: str = "mcp_input_sync", ttl: int = 86_400, on_park: Optional[Callable[[PendingInput], None]] = None) -> None:
-        super().__init__(on_park=on_park)
+    def __init__(self, client: Any, *, prefix: str = "mcp_input_sync", ttl: int = 86_400, on_park: Optional[OnPark] = None) -> None:
         if not isinstance(ttl, int) or ttl < 1:
             raise ValueError("ttl must be a positive number of seconds")
         self.redis = client
         self.prefix = prefix
         self.ttl = ttl
+        self._on_park = on_park
+        #: The deferred-call driver (:meth:`start_call`, :meth:`result`, :meth:`serve`).
+        self.deferred = DeferredCalls(self)
 
     # ------------------------------------------------------------------ keys
 
     def _key(self, what: str, name: str) -> str:
         return f"{self.prefix}:{what}:{name}"
 
-    def _load(self, input_id: str) -> Optional[_Slot]:
+    def _load(self, input_id: str) -> Optional[ParkedInput]:
         if not isinstance(input_id, str):
             return None
         raw = self.redis.get(self._key("input", input_id))
@@ -66,21 +72,19 @@ class RedisBroker(PendingInputBroker):
             return None
         stored = json.loads(raw)
         model = stored.pop("_model", "human")
-        pending = PendingInput(**stored)
-        form = compile_form(pending.schema) if pending.kind == "form" else None
-        return _Slot(pending, form, model)
+        return ParkedInput.of(PendingInput(**stored), model)
 
-    def _owned(self, input_id: str, user: Any) -> _Slot:
-        slot = self._load(input_id)
-        if slot is None or user is None or slot.pending.user != str(user) or self.redis.exists(self._key("done", input_id)):
+    def _owned(self, input_id: str, user: Any) -> ParkedInput:
+        parked = self._load(input_id)
+        if parked is None or not same_user(parked.pending.user, user) or self.redis.exists(self._key("done", input_id)):
             raise InputNotFound(input_id)
-        return slot
+        return parked
 
     # ------------------------------------------------------------------ handler side
 
     def park(self, pending: PendingInput, *, model: str = "human") -> None:
-        if pending.kind == "form":
-            compile_form(pending.schema)  # refuse what could never be answered, as the memory broker
+        """Add a pending input (its id must be new). ``model`` names the sampling reply's model."""
+        ParkedInput.of(pending, model)  # refuse what could never be answered, as the memory broker
         stored = dataclasses.asdict(pending)
         stored["_model"] = model
         if not self.redis.set(self._key("input", pending.id), json.dumps(stored), nx=True, ex=self.ttl):
@@ -88,9 +92,14 @@ class RedisBroker(PendingInputBroker):
         index = self._key("user", pending.user)
         self.redis.zadd(index, {pending.id: pending.created})
         self.redis.expire(index, self.ttl)
-        self._announce(pending)
+        announce(self._on_park, pending)
 
     def wait(self, input_id: str, timeout: float) -> Optional[JsonDict]:
+        """Block up to ``timeout`` seconds (``BLPOP``) for the answer; None while unanswered.
+
+        Raises:
+            InputNotFound: the input was withdrawn.
+        """
         done = self.redis.get(self._key("done", input_id))
         if done is not None and done in (b"withdrawn", "withdrawn"):
             raise InputNotFound(input_id)
@@ -107,7 +116,8 @@ class RedisBroker(PendingInputBroker):
         return answer
 
     def withdraw(self, input_id: str) -> Optional[JsonDict]:
-        slot = self._load(input_id)
+        """Remove an input everywhere; returns its answer when it had one meanwhile (else None)."""
+        parked = self._load(input_id)
         claimed = self.redis.set(self._key("done", input_id), "withdrawn", nx=True, ex=self.ttl)
         answer: Optional[JsonDict] = None
         if not claimed:  # answered meanwhile: the answer is (or is about to be) in the list
@@ -117,61 +127,54 @@ class RedisBroker(PendingInputBroker):
                 raw = None if popped is None else popped[1]
             answer = None if raw is None else json.loads(raw)
         self.redis.delete(self._key("input", input_id), self._key("answer", input_id))
-        if slot is not None:
-            self.redis.zrem(self._key("user", slot.pending.user), input_id)
+        if parked is not None:
+            self.redis.zrem(self._key("user", parked.pending.user), input_id)
         return answer
 
     # ------------------------------------------------------------------ web side
 
     def pending(self, user: Any) -> list[PendingInput]:
+        """The unanswered inputs of ``user``, oldest first."""
         who = str(user)
         found = []
         for raw_id in self.redis.zrange(self._key("user", who), 0, -1):
             input_id = raw_id.decode() if isinstance(raw_id, bytes) else str(raw_id)
-            slot = self._load(input_id)
-            if slot is None:
+            parked = self._load(input_id)
+            if parked is None:
                 self.redis.zrem(self._key("user", who), input_id)  # expired
                 continue
-            if slot.pending.user == who and not self.redis.exists(self._key("done", input_id)):
-                found.append(slot.pending)
+            if parked.pending.user == who and not self.redis.exists(self._key("done", input_id)):
+                found.append(parked.pending)
         return sorted(found, key=lambda p: p.created)
 
     def get(self, input_id: str, user: Any) -> PendingInput:
+        """The unanswered input ``input_id`` of ``user`` (else :class:`~mcp_input_sync.web.InputNotFound`)."""
         return self._owned(input_id, user).pending
 
     def check(self, input_id: str, user: Any, data: Mapping[str, Any]) -> dict[str, str]:
-        return _validate(self._owned(input_id, user), data)[0]
+        """The errors :meth:`answer` would return, without answering."""
+        return self._owned(input_id, user).validate(data)[0]
 
     def answer(self, input_id: str, user: Any, data: Mapping[str, Any]) -> dict[str, str]:
-        slot = self._owned(input_id, user)
-        errors, result = _validate(slot, data)
+        """Answer an input for ``user`` (as :meth:`PendingInputBroker.answer`); whichever process parked it gets the answer."""
+        parked = self._owned(input_id, user)
+        errors, result = parked.validate(data)
         if errors:
             return errors
         if not self.redis.set(self._key("done", input_id), "answered", nx=True, ex=self.ttl):
             raise InputNotFound(input_id)  # answered or withdrawn by someone else first
         self.redis.rpush(self._key("answer", input_id), json.dumps(result))
         self.redis.expire(self._key("answer", input_id), self.ttl)
-        self.redis.zrem(self._key("user", slot.pending.user), input_id)
-        if slot.pending.call_id is not None:
-            self._continue_call(slot.pending.call_id)
+        self.redis.zrem(self._key("user", parked.pending.user), input_id)
+        call_id = parked.pending.call_id
+        if call_id is not None:
+            self.deferred.answered(call_id)
         return {}
 
-    # ------------------------------------------------------------------ deferred modern-era calls
+    # ------------------------------------------------------------------ storage of deferred calls
 
-    def _put_call(self, record: JsonDict) -> None:
-        self.redis.set(self._key("call", record["id"]), json.dumps(record), ex=self.ttl)
-
-    def _get_call(self, call_id: str) -> Optional[JsonDict]:
-        raw = self.redis.get(self._key("call", call_id))
-        if raw is None:
-            return None
-        record: JsonDict = json.loads(raw)
-        return record
-
-    def _claim(self, call_id: str, round_: int) -> bool:
-        return bool(self.redis.set(self._key("claim", f"{call_id}:{round_}"), "1", nx=True, ex=self.ttl))
-
-    def _answer_of(self, input_id: str) -> Optional[JsonDict]:
+    def answer_of(self, input_id: str) -> Optional[JsonDict]:
+        """The answer input ``input_id`` was given, or None (unanswered, withdrawn, unknown)."""
         done = self.redis.get(self._key("done", input_id))
         if done not in (b"answered", "answered"):
             return None
@@ -180,6 +183,22 @@ class RedisBroker(PendingInputBroker):
             return None
         answer: JsonDict = json.loads(raw)
         return answer
+
+    def put_call(self, record: JsonDict) -> None:
+        """Store a deferred call's record (``<prefix>:call:<id>``, for ``ttl`` seconds)."""
+        self.redis.set(self._key("call", record["id"]), json.dumps(record), ex=self.ttl)
+
+    def get_call(self, call_id: str) -> Optional[JsonDict]:
+        """The record of deferred call ``call_id``, or None."""
+        raw = self.redis.get(self._key("call", call_id))
+        if raw is None:
+            return None
+        record: JsonDict = json.loads(raw)
+        return record
+
+    def claim_round(self, call_id: str, round_: int) -> bool:
+        """True for the first claim of a call's round in any process (``SET NX``), False after."""
+        return bool(self.redis.set(self._key("claim", f"{call_id}:{round_}"), "1", nx=True, ex=self.ttl))
 
     def __len__(self) -> int:
         """Inputs parked and not yet withdrawn (a scan: for tests and monitoring)."""

@@ -29,8 +29,9 @@ from django.urls import reverse  # type: ignore[import-untyped, import-not-found
 from django.utils.module_loading import import_string  # type: ignore[import-untyped, import-not-found, unused-ignore]
 from django.views.decorators.csrf import csrf_protect  # type: ignore[import-untyped, import-not-found, unused-ignore]
 
-from ..broker import InputNotFound, PendingInputBroker
+from ..deferred import Store
 from ..forms import answer_submission, call_json, render_call, render_list, render_page, submitted_values
+from ..pending import InputNotFound
 
 __all__ = ["call", "call_state_json", "index", "pending_json", "show"]
 
@@ -51,12 +52,12 @@ def _headers(response: Any) -> Any:
     return response
 
 
-def get_broker() -> PendingInputBroker:
-    """The broker named by ``MCP_INPUT_SYNC_BROKER``."""
+def get_broker() -> Store:
+    """The broker named by ``MCP_INPUT_SYNC_BROKER`` (any :class:`~mcp_input_sync.web.deferred.Store`: in memory or on Redis)."""
     value = getattr(settings, "MCP_INPUT_SYNC_BROKER", None)
     if isinstance(value, str):
         value = import_string(value)
-    if not isinstance(value, PendingInputBroker):
+    if not isinstance(value, Store):
         raise ImproperlyConfigured("MCP_INPUT_SYNC_BROKER must be a PendingInputBroker or its dotted path")
     return value
 

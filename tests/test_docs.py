@@ -111,6 +111,34 @@ def test_importing_the_package_loads_neither_requests_nor_jsonschema() -> None:
     assert done.stdout.split() == ["False", "False"]
 
 
+#: Spellings of a path out of the repository: to the folder beside it, or to its parent.
+_OUTSIDE = re.compile(
+    "|".join(
+        [
+            re.escape("../" + "shared"),
+            re.escape("shared" + "/spec"),
+            re.escape("shared" + "/docs"),
+            r"\.parent\s*/\s*[\"']" + "shared",
+            r"parents\[1\]\.parent\b",
+            r"\.parent\.parent\.parent\b",
+        ]
+    )
+)
+
+
+def test_nothing_in_the_repository_reads_or_points_outside_it() -> None:
+    """Tests, benchmarks, peers, CI and docs use only what the repository holds."""
+    files = [ROOT / name for name in ("README.md", "setup.cfg", "setup.py", "mkdocs.yml")]
+    for folder in ("tests", "benchmarks", "peers", "docs", ".ci"):
+        files += [p for p in (ROOT / folder).rglob("*") if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".json"]
+    found = []
+    for path in files:
+        for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+            if _OUTSIDE.search(line):
+                found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+    assert found == []
+
+
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 

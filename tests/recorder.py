@@ -1,8 +1,8 @@
 """Records both directions of a connection and validates what the client sends.
 
 Every message the client writes is checked against the official JSON schema
-of the negotiated version (when ../shared/spec is present); failures are
-collected in ``schema_errors`` and fail the test at teardown.
+of the negotiated version (tests/schemas); failures are collected in
+``schema_errors`` and fail the test at teardown.
 """
 
 from __future__ import annotations
@@ -86,9 +86,9 @@ class Recorder:
         ) or self.version or "2025-11-25"
         with self._cond:
             answering = None if "method" in msg else self._asked.get(_key(msg.get("id")))
-        # The tasks extension (io.modelcontextprotocol/tasks) has no schema in ../shared/spec.
+        # The tasks extension (io.modelcontextprotocol/tasks) has no schema in tests/schemas.
         extension = version == "2026-07-28" and str(msg.get("method", "")).startswith("tasks/")
-        if wire_schema.schemas_available() and not extension:
+        if not extension:
             try:
                 wire_schema.validate_client_message(msg, version, answering=answering)
             except AssertionError as exc:

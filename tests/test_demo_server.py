@@ -18,29 +18,17 @@ from typing import Any
 import jsonschema  # type: ignore[import-untyped,unused-ignore]
 import pytest
 
+from .wire_schema import validator_for
+
 REPO = Path(__file__).resolve().parents[1]
-SPEC = REPO.parent / "shared" / "spec"
 TIMEOUT = 5.0
 
 JSON = dict[str, Any]
 
 
-def _validator(version: str, definition: str) -> Any:
-    """A validator for one definition of a published MCP schema."""
-    path = SPEC / f"schema-{version}.json"
-    if not path.exists():
-        pytest.skip(f"{path} not available")
-    schema = json.loads(path.read_text(encoding="utf-8"))
-    if "$defs" in schema:
-        return jsonschema.Draft202012Validator({"$defs": schema["$defs"], "$ref": f"#/$defs/{definition}"})
-    return jsonschema.Draft7Validator(
-        {"definitions": schema["definitions"], "$ref": f"#/definitions/{definition}"}
-    )
-
-
 def check(version: str, definition: str, instance: object) -> None:
-    """Assert that ``instance`` is valid per ``definition`` of ``version``'s schema."""
-    _validator(version, definition).validate(instance)
+    """Assert that ``instance`` is valid per ``definition`` of ``version``'s schema (tests/schemas, errata applied)."""
+    validator_for(version, definition).validate(instance)
 
 
 class Server:

@@ -22,7 +22,10 @@ lines allowed), which mkdocs does not render:
   :data:`SETUPS` below (e.g. ``client`` gives an open ``client`` on the
   docs server and its handler ``MyHandler``). The name ``page`` stands for
   the page's earlier python blocks (their sources, without their own
-  setups), in order;
+  setups), in order. A setup may also put a name of its prelude in place
+  of a literal of the block (``https_server`` puts the URL of a local
+  HTTPS server in place of ``"https://mcp.example.com/mcp"``); the block
+  fails if the literal is not in it;
 - ``<!-- doc-test: skip REASON -->``: the block is only compiled. A reason
   is required, and there are few such marks (see :data:`SKIPPED`).
 
@@ -108,6 +111,34 @@ def test_importing_the_package_loads_neither_requests_nor_jsonschema() -> None:
     assert done.stdout.split() == ["False", "False"]
 
 
+#: Spellings of a path out of the repository: to the folder beside it, or to its parent.
+_OUTSIDE = re.compile(
+    "|".join(
+        [
+            re.escape("../" + "shared"),
+            re.escape("shared" + "/spec"),
+            re.escape("shared" + "/docs"),
+            r"\.parent\s*/\s*[\"']" + "shared",
+            r"parents\[1\]\.parent\b",
+            r"\.parent\.parent\.parent\b",
+        ]
+    )
+)
+
+
+def test_nothing_in_the_repository_reads_or_points_outside_it() -> None:
+    """Tests, benchmarks, peers, CI and docs use only what the repository holds."""
+    files = [ROOT / name for name in ("README.md", "setup.cfg", "setup.py", "mkdocs.yml")]
+    for folder in ("tests", "benchmarks", "peers", "docs", ".ci"):
+        files += [p for p in (ROOT / folder).rglob("*") if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".json"]
+    found = []
+    for path in files:
+        for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+            if _OUTSIDE.search(line):
+                found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+    assert found == []
+
+
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 
@@ -144,9 +175,7 @@ DIRECTIVE = re.compile(r"\s*(doc-[a-z-]+):\s*(.*?)\s*\Z", re.S)
 FENCE = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 
 #: The blocks that are only compiled, by test id, with why. The marks in the pages must match.
-SKIPPED = {
-    "http.md:1": "it needs a real HTTPS MCP server; tests/test_http.py runs connect_http against local ones",
-}
+SKIPPED: dict[str, str] = {}
 
 
 class Block(NamedTuple):
@@ -251,6 +280,8 @@ SERVER_PY = "from tests.test_docs import serve_stdio\n\nserve_stdio()\n"
 class Setup(NamedTuple):
     prelude: str
     epilogue: str = ""
+    #: (literal of the block, what runs in its place), e.g. a local URL for the docs' example one.
+    replace: tuple[tuple[str, str], ...] = ()
 
 
 _HANDLER = '''
@@ -299,6 +330,26 @@ SETUPS: dict[str, Setup] = {
         "import requests\n\n"
         "prepared = bearer(requests.Request('POST', 'https://mcp.example.com/mcp').prepare())\n"
         "assert prepared.headers['Authorization'] == 'Bearer doc-token'\n",
+    ),
+    # the docs' server over HTTPS on 127.0.0.1 (tests/fake_https.py): its URL runs in place of the
+    # docs' example one, and the test CA that issued its certificate is trusted the way requests
+    # documents (REQUESTS_CA_BUNDLE; verification stays on). my_auth is a bearer-token hook. After
+    # the block: every POST carried the block's header and my_auth's token, and deploy ran.
+    "https_server": Setup(
+        "import json\nimport os\nfrom pathlib import Path\n\n"
+        "from tests.fake_https import FakeOverHttps\nfrom tests.test_docs import docs_server\n\n"
+        "https_server = FakeOverHttps(docs_server(), Path.cwd())\n"
+        "os.environ['REQUESTS_CA_BUNDLE'] = str(https_server.ca_path)\n\n"
+        "def my_auth(request):\n    request.headers['Authorization'] = 'Bearer doc-token'\n    return request\n",
+        "posts = [seen for seen in https_server.requests if seen.verb == 'POST']\n"
+        "assert posts, 'the block posted nothing'\n"
+        "for seen in posts:\n"
+        "    assert seen.headers.get('x-tenant') == 'acme' and seen.headers.get('authorization') == 'Bearer doc-token', seen\n"
+        "calls = https_server.fake.requests_seen('tools/call')\n"
+        "assert [(call['name'], call['arguments']) for call in calls] == [('deploy', {'env': 'staging'})], calls\n"
+        "assert any('deployed to staging' in json.dumps(sent) for sent in https_server.fake.sent)\n"
+        "https_server.close()\n",
+        replace=(('"https://mcp.example.com/mcp"', "https_server.url"),),
     ),
     # the LLM a TerminalHandler drafts sampling replies with
     "my_llm": Setup("def my_llm(request):\n    return 'Looks good.'\n"),
@@ -388,16 +439,20 @@ def setup_names(block: Block) -> list[str]:
 def script_for(block: Block) -> str:
     preludes: list[str] = []
     epilogues: list[str] = []
+    source = block.source
     for name in setup_names(block):
         if name == "page":
             preludes += [b.source for b in python_blocks(block.page)[: block.n - 1]]
         else:
             preludes.append(SETUPS[name].prelude)
             epilogues.append(SETUPS[name].epilogue)
-    tree = ast.parse(block.source)
+            for literal, stand_in in SETUPS[name].replace:
+                assert literal in source, f"{block.id}: setup {name!r} puts {stand_in} in place of {literal}, which the block lacks"
+                source = source.replace(literal, stand_in)
+    tree = ast.parse(source)
     tests = [n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")]
     calls = "".join(f"{name}()\n" for name in tests)
-    parts = [*preludes, f"# ---- {block.id}\n" + block.source, *epilogues, calls, _CLEANUP]
+    parts = [*preludes, f"# ---- {block.id}\n" + source, *epilogues, calls, _CLEANUP]
     return "\n\n".join(textwrap.dedent(p) for p in parts if p)
 
 

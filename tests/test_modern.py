@@ -1,7 +1,7 @@
 """The 2026-07-28 era over real stdio: the official SDK's modern server and a raw scripted server.
 
 Every message the client sends is validated against the 2026-07-28 schema
-(``Recorder``), with the errata tests/wire_schema.py applies.
+(``Recorder``), with the errata of tests/schemas/README.md applied.
 """
 
 from __future__ import annotations

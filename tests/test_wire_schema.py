@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import hashlib
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,10 +16,7 @@ if _TESTS_DIR not in sys.path:  # pytest's default import mode already adds it
     sys.path.insert(0, _TESTS_DIR)
 
 import wire_schema  # noqa: E402
-from wire_schema import definition_for, schemas_available, validate_client_message  # noqa: E402
-
-if not schemas_available():
-    pytest.skip(f"MCP schema files not found in {wire_schema.SPEC_DIR}", allow_module_level=True)
+from wire_schema import definition_for, validate_client_message  # noqa: E402
 
 LEGACY = ("2025-06-18", "2025-11-25")
 ALL_VERSIONS = ("2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
@@ -164,10 +163,45 @@ def test_number_schema_erratum_applied(version: str) -> None:
 
 
 def test_schema_files_are_not_modified() -> None:
-    raw = (wire_schema.SPEC_DIR / "schema-2025-11-25.json").read_text(encoding="utf-8")
+    raw = wire_schema.schema_path("2025-11-25").read_text(encoding="utf-8")
     wire_schema._document("2025-11-25")
-    assert (wire_schema.SPEC_DIR / "schema-2025-11-25.json").read_text(encoding="utf-8") == raw
+    assert wire_schema.schema_path("2025-11-25").read_text(encoding="utf-8") == raw
     assert '"integer"' in raw
+
+
+#: The git blob ids of the published files (tests/schemas/README.md).
+PUBLISHED_BLOBS = {
+    "2025-06-18": "15c5d5127a247189918a7d4da6c3dec929b75130",
+    "2025-11-25": "c722dd45ba83610bec2b3f576a7658d5d6dc1553",
+    "2026-07-28": "213c58f6d9a1c2ce6ad055afe90bbdb095a29ee8",
+}
+
+
+@pytest.mark.parametrize("version", sorted(PUBLISHED_BLOBS))
+def test_the_schema_files_are_the_published_ones_byte_for_byte(version: str) -> None:
+    data = wire_schema.schema_path(version).read_bytes()
+    blob = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+    assert blob == PUBLISHED_BLOBS[version]
+    assert PUBLISHED_BLOBS[version] in (wire_schema.SCHEMA_DIR / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_schemas_are_read_from_the_repository() -> None:
+    assert wire_schema.SCHEMA_DIR == Path(__file__).resolve().parent / "schemas"
+    assert set(wire_schema.SCHEMA_VERSIONS) == set(PUBLISHED_BLOBS)
+    assert (wire_schema.SCHEMA_DIR / "LICENSE").is_file()
+
+
+def test_a_missing_schema_file_fails_the_import(tmp_path: Path) -> None:
+    """No skip: without its schemas the helper (and so every test using it) cannot load."""
+    (tmp_path / "wire_schema.py").write_bytes(Path(wire_schema.__file__).read_bytes())
+    (tmp_path / "schemas").mkdir()
+    for version in ("2025-06-18", "2026-07-28"):  # 2025-11-25 left out
+        (tmp_path / "schemas" / f"schema-{version}.json").write_bytes(wire_schema.schema_path(version).read_bytes())
+    done = subprocess.run(
+        [sys.executable, "-c", "import wire_schema"], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode != 0
+    assert "FileNotFoundError" in done.stderr and "schema-2025-11-25.json" in done.stderr, done.stderr
 
 
 # --------------------------------------------------------------------------- invalid traffic

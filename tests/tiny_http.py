@@ -3,17 +3,25 @@
 The test gives a function ``answer(request) -> Reply``; every request the
 server saw is kept in ``requests`` (method, headers, decoded JSON body).
 Threads are named ``tiny-http-*``; ``close()`` stops the server (bounded).
+With ``tls`` (a server-side ``ssl.SSLContext``) it serves HTTPS: each
+connection's handshake runs on that connection's own thread, bounded by
+``HANDSHAKE_TIMEOUT``, and a client that refuses the certificate only ends
+its own connection.
 """
 
 from __future__ import annotations
 
 import json
+import socket
+import ssl
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Iterator, Optional, Union
 
 JsonDict = dict[str, Any]
+
+HANDSHAKE_TIMEOUT = 10.0  # seconds for one TLS handshake
 
 
 @dataclass
@@ -41,8 +49,29 @@ def rpc(request_id: Any, result: Any) -> JsonDict:
     return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
 
+class _TLSServer(ThreadingHTTPServer):
+    """A threading HTTP server whose accepted connections speak TLS."""
+
+    tls: ssl.SSLContext
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        sock, address = self.socket.accept()
+        sock.settimeout(HANDSHAKE_TIMEOUT)
+        # The handshake waits for the connection's own thread (finish_request), so a
+        # slow or refusing client never holds up the accept loop.
+        return self.tls.wrap_socket(sock, server_side=True, do_handshake_on_connect=False), address
+
+    def finish_request(self, request: Any, client_address: Any) -> None:
+        try:
+            request.do_handshake()
+        except (ssl.SSLError, OSError):
+            return  # e.g. the client does not trust the certificate: its connection ends here
+        request.settimeout(None)
+        super().finish_request(request, client_address)
+
+
 class TinyServer:
-    def __init__(self, answer: Callable[[Seen], Reply]) -> None:
+    def __init__(self, answer: Callable[[Seen], Reply], *, tls: Optional[ssl.SSLContext] = None) -> None:
         self.answer = answer
         self.requests: list[Seen] = []
         self.lock = threading.Lock()
@@ -91,9 +120,14 @@ class TinyServer:
 
             do_POST = do_GET = do_DELETE = _serve
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        if tls is None:
+            self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        else:
+            self.server = _TLSServer(("127.0.0.1", 0), Handler)
+            self.server.tls = tls
         self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/mcp"
+        scheme = "http" if tls is None else "https"
+        self.url = f"{scheme}://127.0.0.1:{self.server.server_address[1]}/mcp"
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, name="tiny-http-server", daemon=True)
         self.thread.start()
 

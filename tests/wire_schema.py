@@ -1,8 +1,9 @@
 """Validate JSON-RPC messages sent by the client against the official MCP JSON schemas.
 
-The schemas live outside the repository, in ``../shared/spec/schema-<version>.json``
-(see ``SPEC_DIR``); tests that use this module should skip when
-``schemas_available()`` is false.
+The schemas are in the repository, ``tests/schemas/schema-<version>.json``
+(see ``SCHEMA_DIR`` and its README for where they come from). They are
+required: importing this module fails if one is missing, so no test can
+quietly skip validation.
 
 Usage::
 
@@ -11,7 +12,7 @@ Usage::
 
 ``validate_client_message`` raises ``AssertionError`` describing the first
 problem found. The schema files are loaded once, corrected in memory with the
-errata listed in ``spec/README.md`` (the files are never modified), and one
+errata listed in ``schemas/README.md`` (the files are never modified), and one
 compiled validator per (version, definition) is cached.
 """
 
@@ -28,22 +29,23 @@ from jsonschema.exceptions import ValidationError, best_match
 from jsonschema.protocols import Validator
 
 __all__ = [
+    "SCHEMA_DIR",
     "SCHEMA_VERSIONS",
-    "SPEC_DIR",
     "canonical_version",
     "definition_for",
-    "schemas_available",
+    "schema_path",
     "validate_client_message",
+    "validator_for",
 ]
 
-SPEC_DIR: Path = Path(__file__).resolve().parents[1].parent / "shared" / "spec"
-"""Folder holding ``schema-<version>.json`` (``../shared/spec`` from the repository root)."""
+SCHEMA_DIR: Path = Path(__file__).resolve().parent / "schemas"
+"""Folder holding ``schema-<version>.json`` (``tests/schemas`` of the repository)."""
 
 SCHEMA_VERSIONS: tuple[str, ...] = ("2025-06-18", "2025-11-25", "2026-07-28")
 """Versions with a schema file."""
 
 _VERSION_ALIASES: dict[str, str] = {"2025-03-26": "2025-06-18"}
-"""Versions without a file, validated with another version's definitions (spec/README.md)."""
+"""Versions without a file, validated with another version's definitions (schemas/README.md)."""
 
 # Server->client request method -> (its request definition, the definition of the
 # client's result). An entry applies to a version whose schema defines the request
@@ -62,9 +64,20 @@ _RESULT_MEMBERS = frozenset({"jsonrpc", "id", "result"})
 _ERROR_MEMBERS = frozenset({"jsonrpc", "id", "error"})
 
 
-def schemas_available() -> bool:
-    """Whether every schema file this module needs is present."""
-    return all((SPEC_DIR / f"schema-{version}.json").is_file() for version in SCHEMA_VERSIONS)
+def schema_path(version: str) -> Path:
+    """The file of a schema version (one of ``SCHEMA_VERSIONS``)."""
+    return SCHEMA_DIR / f"schema-{version}.json"
+
+
+def _require_schemas() -> None:
+    missing = [str(schema_path(version)) for version in SCHEMA_VERSIONS if not schema_path(version).is_file()]
+    if missing:
+        raise FileNotFoundError(
+            f"MCP schema files missing from the repository: {', '.join(missing)} (see tests/schemas/README.md)"
+        )
+
+
+_require_schemas()
 
 
 def canonical_version(version: str) -> str:
@@ -103,7 +116,7 @@ def _widen_integer_to_number(node: Any) -> None:
 
 
 def _apply_errata(version: str, definitions: dict[str, Any]) -> None:
-    """Correct the generator errors listed in spec/README.md, in memory."""
+    """Correct the generator errors listed in schemas/README.md, in memory."""
     # ElicitResult.content scalars are `string | number | boolean` in the TypeScript source.
     content = definitions["ElicitResult"]["properties"]["content"]
     _widen_integer_to_number(content["additionalProperties"])
@@ -118,7 +131,7 @@ def _apply_errata(version: str, definitions: dict[str, Any]) -> None:
 @lru_cache(maxsize=None)
 def _document(version: str) -> dict[str, Any]:
     """The corrected schema document of a schema version (loaded once)."""
-    path = SPEC_DIR / f"schema-{version}.json"
+    path = schema_path(version)
     try:
         document: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -145,6 +158,16 @@ def _validator(version: str, name: str) -> Validator:
     schema = {**document, "$ref": f"#/{key}/{name}"}
     cls: type[Validator] = Draft7Validator if key == "definitions" else Draft202012Validator
     return cls(schema)
+
+
+def validator_for(version: str, definition: str) -> Validator:
+    """A validator (cached) for one definition of a schema version, errata applied.
+
+    Raises:
+        AssertionError: the schema of ``version`` has no such definition.
+        ValueError: no schema applies to ``version``.
+    """
+    return _validator(canonical_version(version), definition)
 
 
 # --------------------------------------------------------------------------- method tables

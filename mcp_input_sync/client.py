@@ -615,6 +615,7 @@ def connect_http(
     *,
     headers: Optional[Mapping[str, str]] = None,
     auth: Optional[Any] = None,
+    verify: Union[bool, str] = True,
     **options: Any,
 ) -> Client:
     """Connect to an MCP server's Streamable HTTP endpoint; the era is detected before this returns.
@@ -623,6 +624,10 @@ def connect_http(
         url: the MCP endpoint, e.g. ``"https://example.com/mcp"``.
         headers: extra headers for every request.
         auth: a ``requests`` auth object or callable (a bearer-token hook, say).
+        verify: how the server's TLS certificate is checked, as ``requests``
+            takes it: True (the CA bundle ``requests`` uses), or the path of a
+            PEM file of the certificate authorities to trust (a company's, or
+            a test one). False turns the check off: never against a real server.
         **options: the client options.
 
     Raises:
@@ -631,6 +636,6 @@ def connect_http(
     """
     from .transports.http import HttpTransport
 
-    client = Client(HttpTransport(url, headers=headers, auth=auth), **options)
+    client = Client(HttpTransport(url, headers=headers, auth=auth, verify=verify), **options)
     client.open()
     return client

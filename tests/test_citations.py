@@ -55,8 +55,6 @@ OUTSIDE = re.compile(
 #: belong to the branch that brings the schemas into the repository.
 #: test_every_exemption_is_still_needed fails as soon as an entry is no longer needed.
 EXEMPT: dict[str, str] = {
-    "tests/wire_schema.py": "reads the schemas beside the checkout until they move into the repository",
-    "tests/recorder.py": "reads the schemas beside the checkout until they move into the repository",
 }
 
 #: A pointer at a docs page: ``docs/<page>.md`` with an optional ``#anchor``

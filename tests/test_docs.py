@@ -332,14 +332,13 @@ SETUPS: dict[str, Setup] = {
         "assert prepared.headers['Authorization'] == 'Bearer doc-token'\n",
     ),
     # the docs' server over HTTPS on 127.0.0.1 (tests/fake_https.py): its URL runs in place of the
-    # docs' example one, and the test CA that issued its certificate is trusted the way requests
-    # documents (REQUESTS_CA_BUNDLE; verification stays on). my_auth is a bearer-token hook. After
+    # docs' example one, and the test CA that issued its certificate is passed through the
+    # documented verify option in place of the example's PEM path. my_auth is a bearer-token hook. After
     # the block: every POST carried the block's header and my_auth's token, and deploy ran.
     "https_server": Setup(
         "import json\nimport os\nfrom pathlib import Path\n\n"
         "from tests.fake_https import FakeOverHttps\nfrom tests.test_docs import docs_server\n\n"
-        "https_server = FakeOverHttps(docs_server(), Path.cwd())\n"
-        "os.environ['REQUESTS_CA_BUNDLE'] = str(https_server.ca_path)\n\n"
+        "https_server = FakeOverHttps(docs_server(), Path.cwd())\n\n"
         "def my_auth(request):\n    request.headers['Authorization'] = 'Bearer doc-token'\n    return request\n",
         "posts = [seen for seen in https_server.requests if seen.verb == 'POST']\n"
         "assert posts, 'the block posted nothing'\n"
@@ -349,7 +348,7 @@ SETUPS: dict[str, Setup] = {
         "assert [(call['name'], call['arguments']) for call in calls] == [('deploy', {'env': 'staging'})], calls\n"
         "assert any('deployed to staging' in json.dumps(sent) for sent in https_server.fake.sent)\n"
         "https_server.close()\n",
-        replace=(('"https://mcp.example.com/mcp"', "https_server.url"),),
+        replace=(('"https://mcp.example.com/mcp"', "https_server.url"), ('"/etc/ssl/company-ca.pem"', "str(https_server.ca_path)")),
     ),
     # the LLM a TerminalHandler drafts sampling replies with
     "my_llm": Setup("def my_llm(request):\n    return 'Looks good.'\n"),

@@ -48,3 +48,27 @@ def test_an_untrusted_certificate_is_refused_and_the_ca_bundle_requests_names_is
             assert client.era == "legacy"
             assert tool_text(client.call_tool("hello", {"who": "tls"})) == "hello tls"
     assert schema_errors(fake) == []
+
+
+def test_the_verify_option_trusts_the_ca_it_names_even_over_requests_ca_bundle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = recorded_server(timeout=10.0)
+
+    @fake.tool
+    def hello(call: ToolCall) -> str:
+        return f"hello {call.arguments['who']}"
+
+    with FakeOverHttps(fake, tmp_path) as server:
+        monkeypatch.delenv("REQUESTS_CA_BUNDLE", raising=False)
+        monkeypatch.delenv("CURL_CA_BUNDLE", raising=False)
+        with mis.connect_http(server.url, verify=str(server.ca_path)) as client:
+            assert tool_text(client.call_tool("hello", {"who": "verify"})) == "hello verify"
+        # an explicit verify is not overridden by an environment variable naming another bundle
+        other = tmp_path / "other-ca.pem"
+        other.write_text("")
+        monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(other))
+        with mis.connect_http(server.url, verify=str(server.ca_path)) as client:
+            assert tool_text(client.call_tool("hello", {"who": "again"})) == "hello again"
+        with pytest.raises(mis.ClientError) as refused:
+            mis.connect_http(server.url, verify=str(other))
+        assert refused.value.kind == "transport"
+    assert schema_errors(fake) == []

@@ -168,6 +168,9 @@ class HttpTransport:
 
         self._session = session or abortable_session()
         self._session.verify = verify
+        #: An explicit verify (a CA bundle path, or False) goes with each request, so that
+        #: REQUESTS_CA_BUNDLE, which requests would otherwise let win, cannot override it.
+        self._verify: Any = None if verify is True else verify
         if auth is not None:
             self._session.auth = auth
         self._headers = dict(headers or {})
@@ -304,7 +307,7 @@ class HttpTransport:
             budget.join(thread, share=0.5)
         if self.session_id is not None:
             try:
-                self._session.delete(self.url, headers=self._base_headers(), timeout=(min(2.0, self._timeouts[0]), max(0.1, min(2.0, budget.left))))
+                self._session.delete(self.url, headers=self._base_headers(), timeout=(min(2.0, self._timeouts[0]), max(0.1, min(2.0, budget.left))), verify=self._verify)
             except Exception:  # noqa: BLE001 - a failed DELETE only leaves the session to expire
                 log.debug("mcp_input_sync: DELETE of the HTTP session failed", exc_info=True)
         self._session.close()
@@ -354,7 +357,7 @@ class HttpTransport:
         import requests
 
         try:
-            response = self._session.post(self.url, data=data, headers=self._headers_for(message), timeout=self._timeouts, stream=True)
+            response = self._session.post(self.url, data=data, headers=self._headers_for(message), timeout=self._timeouts, stream=True, verify=self._verify)
         except requests.RequestException as exc:
             raise TransportClosed(f"HTTP request failed: {exc}") from exc
         if response.status_code in (401, 403):
@@ -518,7 +521,7 @@ class HttpTransport:
         headers["Accept"] = "text/event-stream"
         headers["Last-Event-ID"] = last_event_id
         try:
-            response = self._session.get(self.url, headers=headers, timeout=self._timeouts, stream=True)
+            response = self._session.get(self.url, headers=headers, timeout=self._timeouts, stream=True, verify=self._verify)
         except requests.RequestException:
             return False
         if response.status_code != 200:
@@ -536,7 +539,7 @@ class HttpTransport:
         headers = self._base_headers()
         headers["Accept"] = "text/event-stream"
         try:
-            response = self._session.get(self.url, headers=headers, timeout=self._timeouts, stream=True)
+            response = self._session.get(self.url, headers=headers, timeout=self._timeouts, stream=True, verify=self._verify)
         except requests.RequestException as exc:
             log.debug("mcp_input_sync: GET stream not opened: %s", exc)
             return

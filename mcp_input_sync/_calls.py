@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 
-from ._protocol.calls import CallClock
+from ._protocol.deadlines import CallClock
 from ._protocol.jsonrpc import JsonDict, RequestId
 from .handler import CancelToken
 

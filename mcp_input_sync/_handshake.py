@@ -20,8 +20,8 @@ from ._calls import Call
 from ._input import InputDesk
 from ._port import Port
 from ._protocol import modern
-from ._protocol import versions as v
-from ._protocol.calls import CallClock
+from ._protocol import eras as v
+from ._protocol.deadlines import CallClock
 from ._protocol.jsonrpc import JsonDict
 from ._protocol.modern import MetaStamp
 from ._protocol.record import Record

@@ -24,12 +24,12 @@ from typing import Any, Callable, Mapping, Optional, Union
 from . import _clock, reflect
 from ._calls import Inbound
 from ._protocol import jsonrpc, modern
-from ._protocol.calls import CallClock
+from ._protocol.deadlines import CallClock
 from ._protocol.checks import CheckConfig, InputChecks, Prepared, Refusal
 from ._protocol.jsonrpc import JsonDict
 from ._protocol.limits import round_size
 from ._protocol.modern import PendingCall
-from ._protocol.versions import INPUT_METHODS, declared_kinds
+from ._protocol.eras import INPUT_METHODS, declared_kinds
 from ._runtime import start_thread
 from ._runtime.watchdog import Watchdog
 from ._stats import Stats

@@ -20,7 +20,7 @@ from . import _clock, reflect
 from ._calls import Call, CallTable, ProgressCallback
 from ._port import Port
 from ._protocol import jsonrpc
-from ._protocol.calls import MAX_TOTAL, CallClock
+from ._protocol.deadlines import MAX_TOTAL, CallClock
 from ._protocol.jsonrpc import JsonDict, RequestId
 from ._protocol.limits import LimitExceeded, may_be_too_deep, salvage, too_deep
 from ._stats import Stats

@@ -47,9 +47,9 @@ from ._input import InputDesk
 from ._notifications import NotificationRouter, Subscriber, Subscription
 from ._port import Port
 from ._protocol import jsonrpc, modern
-from ._protocol import versions as v
+from ._protocol import eras as v
 from ._protocol.budget import TokenBucket
-from ._protocol.calls import CallClock
+from ._protocol.deadlines import CallClock
 from ._protocol.checks import Prepared, Refusal
 from ._protocol.jsonrpc import JsonDict
 from ._protocol.modern import MetaStamp, PendingCall

@@ -61,10 +61,10 @@ from hypothesis.stateful import (
 
 from mcp_input_sync._protocol import jsonrpc, modern
 from mcp_input_sync._protocol.budget import TokenBucket
-from mcp_input_sync._protocol.calls import MAX_TOTAL, TIMEOUT, CallClock
+from mcp_input_sync._protocol.deadlines import MAX_TOTAL, TIMEOUT, CallClock
 from mcp_input_sync._protocol.checks import CheckConfig, InputChecks, Prepared, Refusal
 from mcp_input_sync._protocol.inbox import LegacyInbox
-from mcp_input_sync._protocol.versions import ProtocolViolation
+from mcp_input_sync._protocol.eras import ProtocolViolation
 
 from .fuzz_profiles import MACHINE, PURE
 

@@ -12,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mcp_input_sync._protocol import jsonrpc
-from mcp_input_sync._protocol import versions as v
-from mcp_input_sync._protocol.calls import MAX_TOTAL, TIMEOUT, CallClock
+from mcp_input_sync._protocol import eras as v
+from mcp_input_sync._protocol.deadlines import MAX_TOTAL, TIMEOUT, CallClock
 from mcp_input_sync._protocol.inbox import LegacyInbox
 
 PACKAGE = Path(__file__).resolve().parents[1] / "mcp_input_sync"

@@ -7,7 +7,7 @@ from typing import Any, Callable, Mapping, Optional, Protocol, TypeVar, Union
 
 from .. import _clock
 from .._calls import CallSpec, ProgressCallback
-from .._protocol.calls import CallClock
+from .._protocol.deadlines import CallClock
 from .._protocol.jsonrpc import JsonDict
 from .._protocol.modern import PendingCall
 from .._session import Receiver

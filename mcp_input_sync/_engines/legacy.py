@@ -22,8 +22,8 @@ from .._input import InputDesk, loggable
 from .._notifications import NotificationRouter
 from .._port import Port
 from .._protocol import jsonrpc
-from .._protocol import versions as v
-from .._protocol.calls import CallClock
+from .._protocol import eras as v
+from .._protocol.deadlines import CallClock
 from .._protocol.checks import Prepared, Refusal
 from .._protocol.inbox import LegacyInbox
 from .._protocol.jsonrpc import JsonDict, RequestId

@@ -22,13 +22,13 @@ from .._input import InputDesk
 from .._notifications import NotificationRouter
 from .._port import Port
 from .._protocol import jsonrpc, modern
-from .._protocol import versions as v
-from .._protocol.calls import CallClock
+from .._protocol import eras as v
+from .._protocol.deadlines import CallClock
 from .._protocol.checks import Refusal
 from .._protocol.headers import tool_header_map
 from .._protocol.jsonrpc import JsonDict, RequestId
 from .._protocol.modern import MetaStamp, PendingCall
-from .._protocol.versions import INPUT_METHODS, ProtocolViolation
+from .._protocol.eras import INPUT_METHODS, ProtocolViolation
 from .._session import Session, remote_error
 from ..errors import ClientError
 from ..handler import overrides

@@ -33,7 +33,7 @@ from .budget import TokenBucket
 from .record import Record
 from .forms import FormCache, FormSchema, SchemaRefused
 from .urls import UrlFacts, UrlRefused, check_elicitation_url
-from .versions import INPUT_METHODS, missing_param
+from .eras import INPUT_METHODS, missing_param
 
 JsonDict = dict[str, Any]
 

@@ -13,7 +13,7 @@ from typing import Any, Callable, Mapping, Optional
 
 from .jsonrpc import HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION, JsonDict, with_meta
 from .record import Record
-from .versions import LEGACY_VERSIONS, ProtocolViolation, client_capabilities
+from .eras import LEGACY_VERSIONS, ProtocolViolation, client_capabilities
 
 MODERN_VERSION = "2026-07-28"
 #: Modern versions this client speaks, newest first.

@@ -205,8 +205,16 @@ PUBLIC = ("client", "errors", "handler", "options", "reflect", "transports", "te
 
 @pytest.mark.parametrize("name", modules(*APPLICATIONS))
 def test_rule_10_applications_import_public_modules_and_the_pure_core(name: str) -> None:
-    private = {m for m in GRAPH[name] - set(modules(*PUBLIC)) if m != "mcp_input_sync"}
+    own = [app for app in APPLICATIONS if name in modules(app)]  # a package application's own parts
+    private = {m for m in GRAPH[name] - set(modules(*PUBLIC, *own)) if m != "mcp_input_sync"}
     assert private == set(), f"{name} imports {sorted(private)}"
+
+
+@pytest.mark.parametrize("path", sorted((PACKAGE / "_demo_server").glob("*.py")), ids=lambda p: p.name)
+def test_the_demo_server_needs_nothing_outside_the_package_but_the_stdlib(path: Path) -> None:
+    for name in imported_modules(path, PACKAGE):
+        top = name.partition(".")[0]
+        assert top in ("mcp_input_sync", "__future__") or top in sys.stdlib_module_names, f"{path.name} imports {name}"
 
 
 @pytest.mark.parametrize("name", sorted(GRAPH))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 import threading
-from typing import Any, Literal, Mapping, Optional, Union, overload
+from typing import Any, Callable, Literal, Mapping, Optional, Union, overload
 
 from ._calls import ProgressCallback
 from ._protocol.jsonrpc import JsonDict
@@ -29,19 +29,12 @@ Seconds = Union[float, _Unset]
 class CallsAPI:
     """The three calls a server's tools, resources and prompts answer."""
 
-    def _call(
-        self,
-        method: str,
-        params: JsonDict,
-        timeout: Seconds,
-        max_total_timeout: Seconds,
-        assigns: Optional[Mapping[str, Any]],
-        progress: Optional[ProgressCallback],
-        cancel: Optional[threading.Event],
-        defer_input: bool,
-        wait: bool,
-    ) -> Union[JsonDict, PendingCall]:
-        raise NotImplementedError
+    #: Supplied by the client: ``_call(method, params, timeout, max_total_timeout, assigns,
+    #: progress, cancel, defer_input, wait)`` runs one call through the era's engine.
+    _call: Callable[
+        [str, JsonDict, Seconds, Seconds, Optional[Mapping[str, Any]], Optional[ProgressCallback], Optional[threading.Event], bool, bool],
+        Union[JsonDict, PendingCall],
+    ]
 
 
     @overload

@@ -41,6 +41,10 @@ ACCEPTED = [
     ("https://[::1]:8443/x", "::1", 8443, False),
     ("https://[2001:DB8:0:0::1]/x", "2001:db8::1", 443, False),
     ("https://[::ffff:1.2.3.4]/", "::ffff:102:304", 443, False),
+    ("https://[::FFFF:102:304]/", "::ffff:102:304", 443, False),
+    ("https://[0:0:0:0:0:ffff:0.0.0.1]/", "::ffff:0:1", 443, False),
+    ("https://[::ffff:0.0.0.0]/", "::ffff:0:0", 443, False),
+    ("https://[::ffff:255.255.255.255]/", "::ffff:ffff:ffff", 443, False),
     ("https://bücher.example/x", "xn--bcher-kva.example", 443, True),
     ("https://BÜCHER.example/x", "xn--bcher-kva.example", 443, True),
     ("https://xn--bcher-kva.example", "xn--bcher-kva.example", 443, True),
@@ -277,6 +281,18 @@ def _check_host(host: str) -> None:
     if ":" in host:  # only IPv6, given without brackets and without a port
         ipaddress.IPv6Address(host)
         assert "[" not in host and "]" not in host
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 2**128 - 1) | st.integers(0, 2**32 - 1).map(lambda low: 0xFFFF_0000_0000 | low))
+def test_an_ipv6_host_is_the_same_address_in_hex_groups(number: int) -> None:
+    # Every Python version writes the host alike (3.13's ipaddress alone writes IPv4-mapped ones dotted).
+    address = ipaddress.IPv6Address(number)
+    for spelling in (address.exploded, str(address)):
+        host = check_elicitation_url(f"https://[{spelling}]/", None).host
+        assert ipaddress.IPv6Address(host) == address
+        assert "." not in host
+        assert len(host) <= len(address.exploded)
 
 
 @settings(max_examples=400, deadline=None)

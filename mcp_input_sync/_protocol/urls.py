@@ -29,7 +29,10 @@ form ``https://host[:port][/path][?query][#fragment]`` where:
 * the host is non-empty and is one of:
 
   - a bracketed IPv6 literal (no zone id): ``UrlFacts.host`` is its
-    compressed lowercase form *without* brackets (``"::1"``);
+    compressed lowercase form *without* brackets (``"::1"``), always in hex
+    groups as a WHATWG URL parser writes it, so an IPv4-mapped address reads
+    ``"::ffff:102:304"`` on every Python version (3.13's ``ipaddress`` would
+    write ``"::ffff:1.2.3.4"``);
   - a dotted-quad IPv4 address in strict decimal form (no leading zeros):
     ``UrlFacts.host`` is the address. A host whose last label looks like a
     number (all digits, or ``0x`` hex) but is not such a quad (``127.1``,
@@ -263,13 +266,17 @@ def _parse_port(text: str | None) -> int | None:
 
 
 def _ipv6_host(text: str) -> str:
-    """The compressed form of a bracketed IPv6 literal (brackets removed)."""
+    """The compressed form of a bracketed IPv6 literal (brackets removed), in hex groups only."""
     if not text or not text.isascii() or "%" in text:
         raise UrlRefused("elicitation URL has an invalid host")
     try:
         address = ipaddress.IPv6Address(text)
     except ValueError:
         raise UrlRefused("elicitation URL has an invalid host") from None
+    if address.ipv4_mapped is not None:
+        # Python 3.13 writes these in dotted form; earlier versions and WHATWG URL parsers in hex.
+        low = int(address) & 0xFFFFFFFF
+        return f"::ffff:{low >> 16:x}:{low & 0xFFFF:x}"
     return address.compressed
 
 

@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: Folders never searched: version control, environments, caches and build outputs.
 SKIPPED_DIRS = frozenset(
-    {".git", ".venv", "venv", "site", "build", "dist", "node_modules", "__pycache__", ".mypy_cache", ".pytest_cache", ".hypothesis"}
+    {".git", ".venv", ".venvs", "venv", "site", "build", "dist", "node_modules", "__pycache__", ".mypy_cache", ".pytest_cache", ".hypothesis"}
 )
 
 #: What no file may mention. The patterns are written so that this file does not match them itself.
@@ -63,7 +63,8 @@ POINTER = re.compile(r"(?<![\w./-])docs/((?:[\w-]+/)*[\w-]+\.md)(?:#([\w-]+))?")
 
 
 def repository_files() -> Iterator[Path]:
-    """Every file under the repository root, outside :data:`SKIPPED_DIRS` and ``*.egg-info``."""
+    """Every file under the repository root, outside :data:`SKIPPED_DIRS`, ``*.egg-info`` and any
+    virtual environment (a folder holding ``pyvenv.cfg``, such as .ci/pythons' ``.venvs/py3.10``)."""
     stack = [ROOT]
     while stack:
         folder = stack.pop()
@@ -71,7 +72,7 @@ def repository_files() -> Iterator[Path]:
             if entry.name == ".git":  # a folder, or in a worktree a file naming one elsewhere
                 continue
             if entry.is_dir():
-                if entry.name not in SKIPPED_DIRS and not entry.name.endswith(".egg-info"):
+                if entry.name not in SKIPPED_DIRS and not entry.name.endswith(".egg-info") and not (entry / "pyvenv.cfg").exists():
                     stack.append(entry)
             elif entry.is_file():
                 yield entry

@@ -761,3 +761,97 @@ def test_hostile_documents_are_read_or_refused_never_crash(document: Any) -> Non
             call()
         except OAuthRefused:
             pass
+
+
+JUNK: tuple[Any, ...] = (None, 5, 1.5, True, b"x", "", "x", "https://evil.example/", [], ["a", 3], {}, {"a": 1}, object())
+
+
+def public_calls() -> list[tuple[str, Any, tuple[Any, ...]]]:
+    """Each public function with good arguments, so one argument at a time can be made junk."""
+    meta = metadata()
+    request = pending(state="S")
+    auth = f.ClientAuth("none", "cid")
+    return [
+        ("parse_www_authenticate", o.parse_www_authenticate, ("Bearer",)),
+        ("bearer_challenge", o.bearer_challenge, ("Bearer",)),
+        ("parse_scope", o.parse_scope, ("a b",)),
+        ("scope_list", o.scope_list, (["a"],)),
+        ("prm_urls", o.prm_urls, (SERVER, None)),
+        ("check_prm_resource", o.check_prm_resource, (SERVER, SERVER)),
+        ("check_prm", o.check_prm, ({"resource": SERVER, "authorization_servers": [ISSUER]}, SERVER)),
+        ("as_metadata_urls", o.as_metadata_urls, (ISSUER,)),
+        ("check_as_metadata", o.check_as_metadata, ({"issuer": ISSUER, "authorization_endpoint": ISSUER, "token_endpoint": ISSUER}, ISSUER)),
+        ("legacy_authorization_base", o.legacy_authorization_base, (SERVER,)),
+        ("legacy_default_metadata", o.legacy_default_metadata, (SERVER,)),
+        ("code_challenge", f.code_challenge, ("v" * 43,)),
+        ("check_pkce_support", f.check_pkce_support, (meta,)),
+        ("select_scopes", f.select_scopes, (("a",), ("b",), ("c",))),
+        ("step_up_scopes", f.step_up_scopes, (("a",), ("b",))),
+        ("parse_redirect_query", f.parse_redirect_query, ("code=a",)),
+        ("check_iss", f.check_iss, (ISSUER, ISSUER, True)),
+        ("check_authorization_response", f.check_authorization_response, ({"code": "c", "state": "S"}, request, None)),
+        ("choose_client_auth", f.choose_client_auth, (meta, "cid", None, None)),
+        ("authorization_code_request", f.authorization_code_request, (meta, request, "code", auth)),
+        ("refresh_request", f.refresh_request, (meta, "rt", SERVER, auth, None)),
+        ("parse_token_response", f.parse_token_response, ({"access_token": "AT"}, 0.0, None)),
+    ]
+
+
+@pytest.mark.parametrize("name, fn, args", public_calls(), ids=lambda v: v if isinstance(v, str) else "")
+def test_every_public_function_answers_junk_with_a_refusal_only(name: str, fn: Any, args: tuple[Any, ...]) -> None:
+    fn(*args)  # the good arguments work
+    for index in range(len(args)):
+        for junk in JUNK:
+            try:
+                fn(*args[:index], junk, *args[index + 1:])
+            except OAuthRefused:
+                pass
+
+
+def test_authorization_url_answers_junk_with_a_refusal_only() -> None:
+    good: dict[str, Any] = {"client_id": "c", "redirect_uri": "http://127.0.0.1/cb", "resource": SERVER, "scopes": None, "pkce": None, "state": None}
+    for key in good:
+        for junk in JUNK:
+            try:
+                f.authorization_url(metadata(), **{**good, key: junk})
+            except OAuthRefused:
+                pass
+    for junk in JUNK:
+        with pytest.raises(OAuthRefused):
+            f.authorization_url(junk, **good)
+
+
+def test_a_pending_authorization_survives_a_round_trip_through_json() -> None:
+    import json
+
+    request = pending(scopes=("a", "b"))
+    again = f.AuthorizationRequest.from_dict(json.loads(json.dumps(request.to_dict())))
+    assert again == request and again.pkce.challenge == request.pkce.challenge
+    none_scopes = pending()
+    assert f.AuthorizationRequest.from_dict(none_scopes.to_dict()) == none_scopes
+
+
+@pytest.mark.parametrize(
+    "change",
+    [{"verifier": "short"}, {"verifier": None}, {"state": ""}, {"issuer": 5}, {"scopes": "a b"}, {"scopes": ["a b"]}, {"resource": None}],
+)
+def test_a_broken_pending_record_is_refused(change: dict[str, Any]) -> None:
+    data = {**pending().to_dict(), **change}
+    refused("pending", f.AuthorizationRequest.from_dict, data)
+    refused("pending", f.AuthorizationRequest.from_dict, [data])
+
+
+def test_tokens_survive_a_round_trip_through_json() -> None:
+    import json
+
+    for tokens in (f.Tokens("AT", "Bearer", 12.5, "RT", ("a",)), f.Tokens("AT")):
+        assert f.Tokens.from_dict(json.loads(json.dumps(tokens.to_dict()))) == tokens
+
+
+@pytest.mark.parametrize(
+    "data",
+    [[], {}, {"access_token": ""}, {"access_token": "AT", "refresh_token": 1}, {"access_token": "AT", "expires_at": "soon"},
+     {"access_token": "AT", "expires_at": float("inf")}, {"access_token": "AT", "token_type": "mac"}, {"access_token": "AT", "scopes": "a"}],
+)
+def test_broken_stored_tokens_are_refused(data: Any) -> None:
+    refused("token", f.Tokens.from_dict, data)

@@ -69,6 +69,24 @@ def _redacted(value: Optional[str]) -> str:
     return "None" if value is None else "'***'"
 
 
+def _scopes_arg(value: object, check: str = "scope") -> Optional[list[object]]:
+    """A scope argument as a list (None stays None); anything but a list or tuple is refused."""
+    if value is None:
+        return None
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    raise OAuthRefused(check, "Scopes must be given as a list.")
+
+
+def _finite_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _need(value: object, kind: type, check: str, what: str) -> None:
+    if not isinstance(value, kind):
+        raise OAuthRefused(check, f"{what} is not the record it should be.")
+
+
 # ---------------------------------------------------------------------------- PKCE and state
 
 
@@ -120,6 +138,7 @@ def check_pkce_support(metadata: AuthServerMetadata, *, absent_is_refusal: bool 
     the client sends S256 to them anyway. Raises :class:`OAuthRefused`
     (check ``"pkce"``).
     """
+    _need(metadata, AuthServerMetadata, "metadata", "The authorization server metadata")
     methods = metadata.code_challenge_methods_supported
     if methods is None:
         if metadata.discovered and absent_is_refusal:
@@ -148,13 +167,14 @@ def select_scopes(
     that asked for nothing keeps asking for nothing, so the server's default
     scopes are not replaced by ``offline_access`` alone).
     """
-    chosen = challenge_scope if challenge_scope is not None else prm_scopes
+    challenged, supported, offered = _scopes_arg(challenge_scope), _scopes_arg(prm_scopes), _scopes_arg(as_scopes)
+    chosen = challenged if challenged is not None else supported
     if chosen is None:
         return None
-    scopes = scope_list(list(chosen), "scope")
+    scopes = scope_list(chosen, "scope")
     if not scopes:
         return None
-    if want_refresh and as_scopes is not None and OFFLINE_ACCESS in as_scopes and OFFLINE_ACCESS not in scopes:
+    if want_refresh and offered is not None and OFFLINE_ACCESS in offered and OFFLINE_ACCESS not in scopes:
         scopes = scope_list([*scopes, OFFLINE_ACCESS], "scope")
     return scopes
 
@@ -166,7 +186,7 @@ def step_up_scopes(held: Optional[Sequence[str]], challenged: Optional[Sequence[
     :class:`OAuthRefused` (check ``"scope"``) when the union is not a valid
     scope list of at most 64 scopes.
     """
-    return scope_list([*(held or ()), *(challenged or ())], "scope")
+    return scope_list([*(_scopes_arg(held) or ()), *(_scopes_arg(challenged) or ())], "scope")
 
 
 # ---------------------------------------------------------------------------- the authorization request
@@ -192,6 +212,37 @@ class AuthorizationRequest(Record):
         self.redirect_uri = redirect_uri
         self.resource = resource
         self.scopes = scopes
+
+    def to_dict(self) -> dict[str, object]:
+        """The record as JSON-ready data, to keep between beginning and finishing (e.g. in a web session).
+
+        It holds the PKCE verifier and the state: store it where only this
+        user's next request can read it.
+        """
+        return {
+            "url": self.url, "state": self.state, "verifier": self.pkce.verifier, "issuer": self.issuer,
+            "redirect_uri": self.redirect_uri, "resource": self.resource, "scopes": None if self.scopes is None else list(self.scopes),
+        }
+
+    @classmethod
+    def from_dict(cls, data: object) -> AuthorizationRequest:
+        """Rebuild a record from :meth:`to_dict`'s data; the challenge is recomputed from the verifier.
+
+        Raises :class:`OAuthRefused` (check ``"pending"``) for data that is not such a record.
+        """
+        if not isinstance(data, Mapping):
+            raise OAuthRefused("pending", "The pending authorization is not a record.")
+        try:
+            verifier = data.get("verifier")
+            pkce = Pkce(str(verifier), code_challenge(verifier))
+            keys = ("url", "state", "issuer", "redirect_uri", "resource")
+            fields = [_value(data.get(key), "pending", "A field of the pending authorization") for key in keys]
+            scopes = _scopes_arg(data.get("scopes"))
+            chosen = None if scopes is None else scope_list(scopes, "pending")
+        except OAuthRefused:
+            raise OAuthRefused("pending", "The pending authorization is not a record.") from None
+        url, state, issuer, redirect_uri, resource = fields
+        return cls(url, state, pkce, issuer, redirect_uri, resource, chosen)
 
     def __repr__(self) -> str:
         return (
@@ -225,6 +276,8 @@ def authorization_url(
     PKCE and state are made unless given. Raises :class:`OAuthRefused`.
     """
     check_pkce_support(metadata)
+    if pkce is not None:
+        _need(pkce, Pkce, "pkce", "The PKCE pair")
     pkce = pkce if pkce is not None else new_pkce()
     state = state if state is not None else new_state()
     fields = [
@@ -236,7 +289,8 @@ def authorization_url(
         ("state", _value(state, "state", "The state")),
         ("resource", _value(resource, "resource", "The resource")),
     ]
-    chosen = None if scopes is None else scope_list(list(scopes), "scope") or None
+    given = _scopes_arg(scopes)
+    chosen = None if given is None else scope_list(given, "scope") or None
     if chosen:
         fields.append(("scope", " ".join(chosen)))
     endpoint = metadata.authorization_endpoint
@@ -295,6 +349,9 @@ def check_authorization_response(params: Mapping[str, str], pending: Authorizati
     code), then a ``code`` of at most 4096 characters. Raises
     :class:`OAuthRefused`.
     """
+    if not isinstance(params, Mapping):
+        raise OAuthRefused("response", "The authorization response is not a set of parameters.")
+    _need(pending, AuthorizationRequest, "state", "The pending authorization")
     check_iss(params.get("iss"), pending.issuer, iss_supported)
     state = params.get("state")
     if not isinstance(state, str) or not hmac.compare_digest(state.encode("utf-8", "replace"), pending.state.encode("utf-8", "replace")):
@@ -347,6 +404,7 @@ def choose_client_auth(
     else ``none`` when listed. Raises :class:`OAuthRefused` (check
     ``"client"``) when no method fits.
     """
+    _need(metadata, AuthServerMetadata, "metadata", "The authorization server metadata")
     client_id = _value(client_id, "client", "The client id")
     if client_secret is not None:
         client_secret = _value(client_secret, "client", "The client secret")
@@ -382,6 +440,8 @@ class TokenRequest(Record):
 
 
 def _token_request(metadata: AuthServerMetadata, fields: list[tuple[str, str]], auth: ClientAuth) -> TokenRequest:
+    _need(metadata, AuthServerMetadata, "metadata", "The authorization server metadata")
+    _need(auth, ClientAuth, "client", "The client authentication")
     headers: list[tuple[str, str]] = [
         ("Content-Type", "application/x-www-form-urlencoded"),
         ("Accept", "application/json"),
@@ -399,6 +459,7 @@ def _token_request(metadata: AuthServerMetadata, fields: list[tuple[str, str]], 
 
 def authorization_code_request(metadata: AuthServerMetadata, pending: AuthorizationRequest, code: str, auth: ClientAuth) -> TokenRequest:
     """The ``authorization_code`` grant request: code, redirect URI, verifier and the same ``resource``."""
+    _need(pending, AuthorizationRequest, "state", "The pending authorization")
     fields = [
         ("grant_type", "authorization_code"),
         ("code", _value(code, "response", "The authorization code")),
@@ -418,7 +479,8 @@ def refresh_request(
         ("refresh_token", _value(refresh_token, "token", "The refresh token")),
         ("resource", _value(resource, "resource", "The resource")),
     ]
-    chosen = None if scopes is None else scope_list(list(scopes), "scope")
+    given = _scopes_arg(scopes)
+    chosen = None if given is None else scope_list(given, "scope")
     if chosen:
         fields.append(("scope", " ".join(chosen)))
     return _token_request(metadata, fields, auth)
@@ -457,6 +519,34 @@ class Tokens(Record):
             f"refresh_token={_redacted(self.refresh_token)}, scopes={self.scopes!r})"
         )
 
+    def to_dict(self) -> dict[str, object]:
+        """The tokens as JSON-ready data for a token store (absolute expiry included)."""
+        return {
+            "access_token": self.access_token, "token_type": self.token_type, "expires_at": self.expires_at,
+            "refresh_token": self.refresh_token, "scopes": None if self.scopes is None else list(self.scopes),
+        }
+
+    @classmethod
+    def from_dict(cls, data: object) -> Tokens:
+        """Rebuild tokens from :meth:`to_dict`'s data (as a store gives it back).
+
+        Raises :class:`OAuthRefused` (check ``"token"``) for data that is not such a record.
+        """
+        if not isinstance(data, Mapping):
+            raise OAuthRefused("token", "The stored tokens are not a record.")
+        access, refresh, expires_at = data.get("access_token"), data.get("refresh_token"), data.get("expires_at")
+        if not isinstance(access, str) or not access or len(access) > MAX_TOKEN:
+            raise OAuthRefused("token", "The stored tokens hold no usable access token.")
+        if refresh is not None and (not isinstance(refresh, str) or not refresh or len(refresh) > MAX_TOKEN):
+            raise OAuthRefused("token", "The stored refresh token is not usable.")
+        if expires_at is not None and not _finite_number(expires_at):
+            raise OAuthRefused("token", "The stored expiry is not a time.")
+        if data.get("token_type", "Bearer") != "Bearer":
+            raise OAuthRefused("token", "The stored tokens are not Bearer tokens.")
+        scopes = _scopes_arg(data.get("scopes"), "token")
+        expiry = None if expires_at is None else float(expires_at)
+        return cls(access, "Bearer", expiry, refresh, None if scopes is None else scope_list(scopes, "token"))
+
     def expired(self, now: float, margin: float = 60.0) -> bool:
         """Whether the access token is expired at ``now``, or will be within ``margin`` seconds."""
         return self.expires_at is not None and now + margin >= self.expires_at
@@ -494,7 +584,7 @@ def parse_token_response(document: object, now: float, previous: Optional[Tokens
     refresh = document.get("refresh_token")
     if refresh is not None and (not isinstance(refresh, str) or not refresh or len(refresh) > MAX_TOKEN):
         raise OAuthRefused("token", "The token response's refresh token is not usable.")
-    if refresh is None and previous is not None:
+    if refresh is None and isinstance(previous, Tokens):
         refresh = previous.refresh_token
     scope = document.get("scope")
     scopes = None if scope is None else parse_scope(scope, check="token")

@@ -1,0 +1,694 @@
+"""OAuth 2.1 discovery as the MCP authorization specification defines it: the pure decisions.
+
+Nothing here does I/O: no network, no clock, no files. The functions read a
+``WWW-Authenticate`` header, list the URLs a client tries and in which order,
+and check the documents the network layer fetched. The flow itself (PKCE,
+state, the authorization URL, the token requests, the token record) is in
+:mod:`.oauth_flow`.
+
+Contract:
+
+* Every public function either returns its result or raises
+  :class:`OAuthRefused`, whatever the input; nothing else escapes.
+  ``OAuthRefused.check`` names the rule that refused (``"challenge"``,
+  ``"url"``, ``"resource"``, ``"issuer"``, ``"metadata"``, ``"endpoint"``,
+  ``"scope"``, ...), so a caller can branch without reading the message.
+* Messages are short fixed sentences. They never quote a token, a secret,
+  a code, or text taken from a server's document or header.
+* Sizes are bounded before any work: a header of :data:`MAX_HEADER`
+  characters, URLs of :data:`MAX_URL`, scope lists of :data:`MAX_SCOPES`.
+
+Sources: MCP 2025-11-25, basic/authorization; MCP 2026-07-28,
+basic/authorization (the overview); MCP draft,
+basic/authorization/authorization-server-discovery;
+RFC 6750 section 3, RFC 7235 section 2.1, RFC 8414 sections 3 and 5,
+RFC 9728 sections 3 and 5.1.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Mapping
+from typing import Optional
+from urllib.parse import SplitResult, urlsplit
+
+from .record import Record
+
+__all__ = [
+    "MAX_HEADER",
+    "MAX_SCOPES",
+    "MAX_URL",
+    "AuthServerMetadata",
+    "BearerChallenge",
+    "Challenge",
+    "OAuthRefused",
+    "ProtectedResource",
+    "as_metadata_urls",
+    "bearer_challenge",
+    "check_as_metadata",
+    "check_prm",
+    "check_prm_resource",
+    "is_loopback_url",
+    "legacy_authorization_base",
+    "legacy_default_metadata",
+    "parse_scope",
+    "parse_www_authenticate",
+    "prm_urls",
+    "scope_list",
+]
+
+#: The longest ``WWW-Authenticate`` value read (all challenges together).
+MAX_HEADER = 8192
+#: The longest URL accepted anywhere in discovery.
+MAX_URL = 2048
+#: The most scopes in one scope list, and the longest scope token.
+MAX_SCOPES = 64
+MAX_SCOPE_TOKEN = 256
+#: The most challenges, and parameters per challenge, read from one header.
+MAX_CHALLENGES = 16
+MAX_PARAMS = 32
+#: The longest ``error_description`` kept from a challenge (longer is cut).
+MAX_DESCRIPTION = 512
+#: The most entries read from a list in a metadata document.
+MAX_LIST = 64
+
+PRM_WELL_KNOWN = "/.well-known/oauth-protected-resource"
+OAUTH_WELL_KNOWN = "/.well-known/oauth-authorization-server"
+OIDC_WELL_KNOWN = "/.well-known/openid-configuration"
+
+
+class OAuthRefused(ValueError):
+    """A piece of authorization input was refused; ``check`` names the rule.
+
+    The message is a fixed sentence that never quotes the refused input.
+    """
+
+    def __init__(self, check: str, message: str) -> None:
+        super().__init__(message)
+        self.check = check
+        self.message = message
+
+    def __repr__(self) -> str:
+        return f"OAuthRefused(check={self.check!r}, message={self.message!r})"
+
+
+# ---------------------------------------------------------------------------- challenges
+
+#: RFC 7230 tchar.
+_TCHAR = frozenset("!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+#: RFC 7235 token68 characters (without the trailing ``=`` padding).
+_T68 = frozenset("-._~+/0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+_BAD_HEADER_CHAR = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+#: RFC 6749 section 3.3 scope-token characters.
+_SCOPE_TOKEN = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")
+#: An OAuth error code as RFC 6749 section 5.2 allows it, bounded.
+_ERROR_CODE = re.compile(r"[\x20\x21\x23-\x5b\x5d-\x7e]{1,64}")
+
+
+class Challenge(Record):
+    """One challenge of a ``WWW-Authenticate`` header.
+
+    ``scheme`` is lowercased; ``params`` keeps each parameter in header order
+    with its name lowercased and its value unquoted; ``token68`` is set for a
+    challenge of the ``Scheme token68`` form.
+    """
+
+    __slots__ = ("scheme", "params", "token68")
+
+    def __init__(self, scheme: str, params: tuple[tuple[str, str], ...] = (), token68: Optional[str] = None) -> None:
+        self.scheme = scheme
+        self.params = params
+        self.token68 = token68
+
+
+class BearerChallenge(Record):
+    """What a ``Bearer`` challenge tells a client (RFC 6750 section 3, RFC 9728 section 5.1).
+
+    ``scope`` is ``None`` when the challenge has no ``scope`` parameter and a
+    (possibly empty) tuple of scope tokens when it has one. ``error`` is the
+    error code (``"invalid_token"``, ``"insufficient_scope"``, ...).
+    ``error_description`` is the server's text, cut to
+    :data:`MAX_DESCRIPTION`; show it only as untrusted text.
+    """
+
+    __slots__ = ("resource_metadata", "scope", "error", "error_description", "realm")
+
+    def __init__(
+        self,
+        resource_metadata: Optional[str] = None,
+        scope: Optional[tuple[str, ...]] = None,
+        error: Optional[str] = None,
+        error_description: Optional[str] = None,
+        realm: Optional[str] = None,
+    ) -> None:
+        self.resource_metadata = resource_metadata
+        self.scope = scope
+        self.error = error
+        self.error_description = error_description
+        self.realm = realm
+
+    @property
+    def insufficient_scope(self) -> bool:
+        """True for ``error="insufficient_scope"``, the step-up signal of a 403."""
+        return self.error == "insufficient_scope"
+
+
+def _refuse_challenge(why: str) -> OAuthRefused:
+    return OAuthRefused("challenge", f"The WWW-Authenticate header cannot be read: {why}.")
+
+
+def _skip_ows(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in " \t":
+        pos += 1
+    return pos
+
+
+def _read_token(text: str, pos: int) -> tuple[str, int]:
+    start = pos
+    while pos < len(text) and text[pos] in _TCHAR:
+        pos += 1
+    return text[start:pos], pos
+
+
+def _read_bare(text: str, pos: int) -> tuple[str, int]:
+    """Read an unquoted value: up to a comma or white space (tolerating a bare URL)."""
+    start = pos
+    while pos < len(text) and text[pos] not in ", \t":
+        if text[pos] == '"':
+            raise _refuse_challenge("a quote stands inside an unquoted value")
+        pos += 1
+    return text[start:pos], pos
+
+
+def _read_quoted(text: str, pos: int) -> tuple[str, int]:
+    """Read a quoted-string starting at ``text[pos] == '"'``; return its value and the next position."""
+    out: list[str] = []
+    pos += 1
+    while pos < len(text):
+        char = text[pos]
+        if char == "\\":
+            if pos + 1 >= len(text):
+                break
+            out.append(text[pos + 1])
+            pos += 2
+            continue
+        if char == '"':
+            return "".join(out), pos + 1
+        out.append(char)
+        pos += 1
+    raise _refuse_challenge("a quoted value is not closed")
+
+
+def _token68_at(text: str, pos: int) -> Optional[tuple[str, int]]:
+    """A token68 at ``pos`` that ends its challenge (end of text or a comma follows), else None."""
+    end = pos
+    while end < len(text) and text[end] in _T68:
+        end += 1
+    if end == pos:
+        return None
+    while end < len(text) and text[end] == "=":
+        end += 1
+    after = _skip_ows(text, end)
+    if after < len(text) and text[after] != ",":
+        return None
+    return text[pos:end], after
+
+
+def parse_www_authenticate(header: object) -> tuple[Challenge, ...]:
+    """Read every challenge of a ``WWW-Authenticate`` value (RFC 7235 section 4.1).
+
+    Several header lines joined with commas read the same as one line. Scheme
+    and parameter names are case-insensitive (returned lowercased); values
+    may be tokens or quoted strings (backslash escapes undone); a missing
+    comma between two parameters is tolerated. Raises :class:`OAuthRefused`
+    (check ``"challenge"``) for a value that is not a string, is longer than
+    :data:`MAX_HEADER`, holds control characters, has an unclosed quote, a
+    parameter without a value, or words that are neither a scheme, a
+    parameter nor a token68.
+    """
+    if not isinstance(header, str):
+        raise _refuse_challenge("it is not text")
+    if len(header) > MAX_HEADER:
+        raise _refuse_challenge("it is too long")
+    if _BAD_HEADER_CHAR.search(header):
+        raise _refuse_challenge("it holds control characters")
+    text = header
+    challenges: list[Challenge] = []
+    current: Optional[tuple[str, list[tuple[str, str]]]] = None
+    token68: Optional[str] = None
+    fresh = False  # the last thing read was a scheme, with no comma since
+    pos = 0
+    while True:
+        pos = _skip_ows(text, pos)
+        while pos < len(text) and text[pos] == ",":
+            fresh = False
+            pos = _skip_ows(text, pos + 1)
+        if pos >= len(text):
+            break
+        if current is not None and _is_param_start(text, pos):
+            name, end = _read_token(text, pos)
+            value_at = _skip_ows(text, _skip_ows(text, end) + 1)
+            if text[value_at] == '"':
+                value, pos = _read_quoted(text, value_at)
+            else:
+                value, pos = _read_bare(text, value_at)
+            if len(current[1]) >= MAX_PARAMS:
+                raise _refuse_challenge("a challenge has too many parameters")
+            current[1].append((name.lower(), value))
+            fresh = False
+            continue
+        if fresh and current is not None and token68 is None and not current[1]:
+            found = _token68_at(text, pos)
+            if found is not None:
+                token68, pos = found
+                fresh = False
+                continue
+        name, end = _read_token(text, pos)
+        if not name:
+            raise _refuse_challenge("it holds a character that starts no scheme or parameter")
+        if fresh:
+            raise _refuse_challenge("two words follow each other without a comma")
+        if current is not None:
+            challenges.append(Challenge(current[0], tuple(current[1]), token68))
+        if len(challenges) >= MAX_CHALLENGES:
+            raise _refuse_challenge("it has too many challenges")
+        current, token68, fresh, pos = (name.lower(), []), None, True, end
+    if current is not None:
+        challenges.append(Challenge(current[0], tuple(current[1]), token68))
+    if not challenges:
+        raise _refuse_challenge("it is empty")
+    return tuple(challenges)
+
+
+def _is_param_start(text: str, pos: int) -> bool:
+    """Whether ``text[pos:]`` reads ``name = value`` (a parameter, not a token68)."""
+    name, end = _read_token(text, pos)
+    if not name:
+        return False
+    after = _skip_ows(text, end)
+    if after >= len(text) or text[after] != "=":
+        return False
+    value_at = _skip_ows(text, after + 1)
+    return value_at < len(text) and text[value_at] not in ",="
+
+
+def parse_scope(value: object, *, check: str = "scope") -> tuple[str, ...]:
+    """Split a space-separated scope string into its tokens (RFC 6749 section 3.3).
+
+    Repeated tokens are kept once, in first-seen order. Raises
+    :class:`OAuthRefused` for a non-string, a token with characters outside
+    the scope-token set, a token longer than 256 characters or more than
+    :data:`MAX_SCOPES` tokens.
+    """
+    if not isinstance(value, str):
+        raise OAuthRefused(check, "A scope value is not text.")
+    if len(value) > MAX_SCOPES * (MAX_SCOPE_TOKEN + 1):
+        raise OAuthRefused(check, "A scope value is too long.")
+    return scope_list(value.split(" "), check)
+
+
+def scope_list(parts: object, check: str = "scope") -> tuple[str, ...]:
+    """Check a list of scope tokens (as JSON gives ``scopes_supported``); keep each once, in order.
+
+    Empty strings are skipped. Raises :class:`OAuthRefused` (``check``) for a
+    non-list, a non-string entry, a token outside the scope-token set or over
+    256 characters, or more than :data:`MAX_SCOPES` tokens.
+    """
+    seen: dict[str, None] = {}
+    if not isinstance(parts, (list, tuple)):
+        raise OAuthRefused(check, "A scope list is not a list.")
+    for part in parts:
+        if not isinstance(part, str):
+            raise OAuthRefused(check, "A scope is not text.")
+        if part == "":
+            continue
+        if len(part) > MAX_SCOPE_TOKEN or not _SCOPE_TOKEN.fullmatch(part):
+            raise OAuthRefused(check, "A scope holds characters a scope cannot hold.")
+        seen[part] = None
+        if len(seen) > MAX_SCOPES:
+            raise OAuthRefused(check, "A scope list has too many scopes.")
+    return tuple(seen)
+
+
+def bearer_challenge(header: object) -> Optional[BearerChallenge]:
+    """The ``Bearer`` challenge of a ``WWW-Authenticate`` value, or None when it has none.
+
+    The first Bearer challenge counts. A parameter given twice in it, a
+    ``scope`` that is not a scope list, an ``error`` that is not an OAuth
+    error code, or a ``resource_metadata`` that is not an absolute http(s)
+    URL is refused (:class:`OAuthRefused`, check ``"challenge"``); a bare
+    ``Bearer`` is a challenge with every field None.
+    """
+    for challenge in parse_www_authenticate(header):
+        if challenge.scheme != "bearer":
+            continue
+        fields: dict[str, str] = {}
+        for name, value in challenge.params:
+            if name in fields:
+                raise _refuse_challenge("the Bearer challenge repeats a parameter")
+            fields[name] = value
+        metadata = fields.get("resource_metadata")
+        if metadata is not None:
+            _split_http_url(metadata, "challenge")
+        scope = fields.get("scope")
+        error = fields.get("error")
+        if error is not None and not _ERROR_CODE.fullmatch(error):
+            raise _refuse_challenge("the error code holds characters an error code cannot hold")
+        description = fields.get("error_description")
+        return BearerChallenge(
+            resource_metadata=metadata,
+            scope=None if scope is None else parse_scope(scope, check="challenge"),
+            error=error,
+            error_description=None if description is None else description[:MAX_DESCRIPTION],
+            realm=fields.get("realm"),
+        )
+    return None
+
+
+# ---------------------------------------------------------------------------- URLs
+
+_URL_BAD = re.compile(r"[\x00-\x20\x7f-\x9f\\]")
+
+
+def _split_http_url(url: object, check: str, *, what: str = "A URL") -> SplitResult:
+    """Parse an absolute http(s) URL with a host, no userinfo and no fragment."""
+    if not isinstance(url, str):
+        raise OAuthRefused(check, f"{what} is not text.")
+    if len(url) > MAX_URL:
+        raise OAuthRefused(check, f"{what} is too long.")
+    if _URL_BAD.search(url):
+        raise OAuthRefused(check, f"{what} holds spaces, controls or backslashes.")
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        raise OAuthRefused(check, f"{what} cannot be parsed.") from None
+    if parts.scheme.lower() not in ("http", "https"):
+        raise OAuthRefused(check, f"{what} is not an http or https URL.")
+    if not parts.hostname or "@" in parts.netloc:
+        raise OAuthRefused(check, f"{what} has no host, or has user information.")
+    if port == 0:
+        raise OAuthRefused(check, f"{what} has port 0.")
+    if parts.fragment or url.endswith("#"):
+        raise OAuthRefused(check, f"{what} has a fragment.")
+    return parts
+
+
+def _origin(parts: SplitResult) -> str:
+    return f"{parts.scheme.lower()}://{parts.netloc}"
+
+
+def _origin_key(parts: SplitResult) -> tuple[str, str, int]:
+    scheme = parts.scheme.lower()
+    port = parts.port or (443 if scheme == "https" else 80)
+    return scheme, (parts.hostname or "").lower(), port
+
+
+def _host_is_loopback(host: str) -> bool:
+    host = host.lower().rstrip(".")
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def is_loopback_url(url: object) -> bool:
+    """Whether ``url`` is an http(s) URL whose host is loopback (``localhost``, 127.0.0.0/8, ``::1``).
+
+    Never raises: anything that is not such a URL is simply not loopback.
+    """
+    try:
+        parts = _split_http_url(url, "url")
+    except OAuthRefused:
+        return False
+    return _host_is_loopback(parts.hostname or "")
+
+
+def _check_secure(parts: SplitResult, check: str, what: str, *, allow_http: bool) -> None:
+    if parts.scheme.lower() == "http" and not (allow_http and _host_is_loopback(parts.hostname or "")):
+        raise OAuthRefused(check, f"{what} uses http for a host that is not loopback.")
+
+
+# ---------------------------------------------------------------------------- protected resource metadata
+
+
+def prm_urls(server_url: str, resource_metadata: Optional[str] = None) -> tuple[str, ...]:
+    """The protected resource metadata URLs to try, in order, and no more (RFC 9728 sections 3.1, 5.1).
+
+    With a ``resource_metadata`` URL from the challenge, that URL alone.
+    Otherwise the path-based well-known URL (``/.well-known/oauth-protected-resource``
+    inserted between the host and the server URL's path and query), then
+    the root one; a server at its origin's root has the root one only.
+    Raises :class:`OAuthRefused` (check ``"url"``) for a server URL that is
+    not an absolute http(s) URL, or (check ``"challenge"``) for a bad
+    ``resource_metadata``.
+    """
+    if resource_metadata is not None:
+        _split_http_url(resource_metadata, "challenge", what="The resource_metadata URL")
+        return (resource_metadata,)
+    parts = _split_http_url(server_url, "url", what="The server URL")
+    root = _origin(parts) + PRM_WELL_KNOWN
+    tail = "" if parts.path in ("", "/") else parts.path
+    if parts.query:
+        tail += "?" + parts.query
+    if not tail:
+        return (root,)
+    return (root + tail, root)
+
+
+def check_prm_resource(resource: object, server_url: str) -> str:
+    """Check the PRM's ``resource`` against the server's URL; return it unchanged.
+
+    The resource must be the server's URL or a parent of it: the same origin
+    (scheme and host compared case-insensitively, default ports filled in)
+    and a path that is the server's path or a prefix of it ending at a
+    ``/`` boundary (``/mcp`` is a parent of ``/mcp/x``, not of ``/mcpx``). A
+    resource with a query must match the server URL's path and query exactly.
+    The returned string is what the authorization and token requests send,
+    byte for byte. Raises :class:`OAuthRefused` (check ``"resource"``).
+    """
+    res = _split_http_url(resource, "resource", what="The protected resource")
+    server = _split_http_url(server_url, "url", what="The server URL")
+    if _origin_key(res) != _origin_key(server):
+        raise OAuthRefused("resource", "The protected resource names another origin than the server's.")
+    if res.query:
+        if (res.path, res.query) != (server.path, server.query):
+            raise OAuthRefused("resource", "The protected resource is not the server's URL.")
+        return str(resource)
+    base = res.path.rstrip("/")
+    path = server.path
+    if base and path != base and not path.startswith(base + "/"):
+        raise OAuthRefused("resource", "The protected resource is not the server's URL or a parent of it.")
+    return str(resource)
+
+
+class ProtectedResource(Record):
+    """A checked protected resource metadata document (RFC 9728 section 2).
+
+    ``resource`` is the document's value unchanged; ``authorization_servers``
+    are the issuers it names, in its order (at least one);
+    ``scopes_supported`` is None when the document has none.
+    """
+
+    __slots__ = ("resource", "authorization_servers", "scopes_supported")
+
+    def __init__(self, resource: str, authorization_servers: tuple[str, ...], scopes_supported: Optional[tuple[str, ...]]) -> None:
+        self.resource = resource
+        self.authorization_servers = authorization_servers
+        self.scopes_supported = scopes_supported
+
+
+def check_prm(document: object, server_url: str) -> ProtectedResource:
+    """Check a fetched protected resource metadata document for ``server_url``.
+
+    The document must be a JSON object whose ``resource`` passes
+    :func:`check_prm_resource` and whose ``authorization_servers`` is a
+    non-empty list of http(s) URLs (at most :data:`MAX_LIST`). Raises
+    :class:`OAuthRefused` (check ``"metadata"``, or ``"resource"``).
+    """
+    if not isinstance(document, Mapping):
+        raise OAuthRefused("metadata", "The protected resource metadata is not a JSON object.")
+    resource = check_prm_resource(document.get("resource"), server_url)
+    servers = document.get("authorization_servers")
+    if not isinstance(servers, list) or not servers or len(servers) > MAX_LIST:
+        raise OAuthRefused("metadata", "The protected resource metadata lists no authorization server.")
+    for issuer in servers:
+        _split_http_url(issuer, "metadata", what="An authorization server")
+    scopes = document.get("scopes_supported")
+    return ProtectedResource(resource, tuple(servers), None if scopes is None else scope_list(scopes, "metadata"))
+
+
+# ---------------------------------------------------------------------------- authorization server metadata
+
+
+def _check_issuer(issuer: object) -> SplitResult:
+    parts = _split_http_url(issuer, "issuer", what="The issuer")
+    if parts.query or str(issuer).endswith("?"):
+        raise OAuthRefused("issuer", "The issuer has a query.")
+    _check_secure(parts, "issuer", "The issuer", allow_http=True)
+    return parts
+
+
+def as_metadata_urls(issuer: str) -> tuple[str, ...]:
+    """The authorization server metadata URLs to try for ``issuer``, in the specification's order.
+
+    For an issuer with a path (``https://as.example/tenant1``): RFC 8414 with
+    path insertion, OpenID Connect discovery with path insertion, then
+    OpenID Connect discovery appended to the path. Without a path: RFC 8414,
+    then OpenID Connect discovery. A single trailing ``/`` of the path is
+    dropped before building. Raises :class:`OAuthRefused` (check
+    ``"issuer"``) for an issuer that is not an absolute http(s) URL without
+    query and fragment, or uses http for a host that is not loopback.
+    """
+    parts = _check_issuer(issuer)
+    origin = _origin(parts)
+    path = parts.path[:-1] if parts.path.endswith("/") else parts.path
+    if not path:
+        return (origin + OAUTH_WELL_KNOWN, origin + OIDC_WELL_KNOWN)
+    return (origin + OAUTH_WELL_KNOWN + path, origin + OIDC_WELL_KNOWN + path, origin + path + OIDC_WELL_KNOWN)
+
+
+class AuthServerMetadata(Record):
+    """Checked authorization server metadata (RFC 8414 section 2, with RFC 9207's flag).
+
+    ``discovered`` is False for :func:`legacy_default_metadata`'s defaults,
+    which no server sent. List fields are None when the document lacks them
+    (their RFC defaults are the caller's to apply).
+    """
+
+    __slots__ = (
+        "issuer",
+        "authorization_endpoint",
+        "token_endpoint",
+        "registration_endpoint",
+        "scopes_supported",
+        "code_challenge_methods_supported",
+        "token_endpoint_auth_methods_supported",
+        "grant_types_supported",
+        "authorization_response_iss_parameter_supported",
+        "client_id_metadata_document_supported",
+        "discovered",
+    )
+
+    def __init__(
+        self,
+        issuer: str,
+        authorization_endpoint: str,
+        token_endpoint: str,
+        registration_endpoint: Optional[str] = None,
+        scopes_supported: Optional[tuple[str, ...]] = None,
+        code_challenge_methods_supported: Optional[tuple[str, ...]] = None,
+        token_endpoint_auth_methods_supported: Optional[tuple[str, ...]] = None,
+        grant_types_supported: Optional[tuple[str, ...]] = None,
+        authorization_response_iss_parameter_supported: Optional[bool] = None,
+        client_id_metadata_document_supported: Optional[bool] = None,
+        discovered: bool = True,
+    ) -> None:
+        self.issuer = issuer
+        self.authorization_endpoint = authorization_endpoint
+        self.token_endpoint = token_endpoint
+        self.registration_endpoint = registration_endpoint
+        self.scopes_supported = scopes_supported
+        self.code_challenge_methods_supported = code_challenge_methods_supported
+        self.token_endpoint_auth_methods_supported = token_endpoint_auth_methods_supported
+        self.grant_types_supported = grant_types_supported
+        self.authorization_response_iss_parameter_supported = authorization_response_iss_parameter_supported
+        self.client_id_metadata_document_supported = client_id_metadata_document_supported
+        self.discovered = discovered
+
+
+def _names(document: Mapping[object, object], key: str) -> Optional[tuple[str, ...]]:
+    value = document.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, list) or len(value) > MAX_LIST:
+        raise OAuthRefused("metadata", "A list in the authorization server metadata is not a short list.")
+    if not all(isinstance(item, str) and 0 < len(item) <= MAX_SCOPE_TOKEN for item in value):
+        raise OAuthRefused("metadata", "A list in the authorization server metadata holds something other than names.")
+    return tuple(dict.fromkeys(value))
+
+
+def _flag(document: Mapping[object, object], key: str) -> Optional[bool]:
+    value = document.get(key)
+    if value is None or isinstance(value, bool):
+        return value
+    raise OAuthRefused("metadata", "A flag in the authorization server metadata is not true or false.")
+
+
+def _endpoint(document: Mapping[object, object], key: str, issuer_parts: SplitResult, *, required: bool) -> Optional[str]:
+    value = document.get(key)
+    if value is None and not required:
+        return None
+    if value is None:
+        raise OAuthRefused("metadata", "The authorization server metadata lacks a required endpoint.")
+    parts = _split_http_url(value, "endpoint", what="An endpoint in the authorization server metadata")
+    issuer_local = _host_is_loopback(issuer_parts.hostname or "")
+    _check_secure(parts, "endpoint", "An endpoint in the authorization server metadata", allow_http=issuer_local)
+    return str(value)
+
+
+def check_as_metadata(document: object, issuer: str) -> AuthServerMetadata:
+    """Check authorization server metadata fetched for ``issuer`` (RFC 8414 section 3.3).
+
+    The document's ``issuer`` must equal ``issuer`` as a plain string (no
+    normalisation), else none of it may be used. ``authorization_endpoint``
+    and ``token_endpoint`` are required; every endpoint must be an absolute
+    https URL, or http when both the issuer and the endpoint are loopback.
+    Raises :class:`OAuthRefused` (check ``"issuer"``, ``"metadata"`` or
+    ``"endpoint"``).
+    """
+    issuer_parts = _check_issuer(issuer)
+    if not isinstance(document, Mapping):
+        raise OAuthRefused("metadata", "The authorization server metadata is not a JSON object.")
+    if document.get("issuer") != issuer:
+        raise OAuthRefused("issuer", "The authorization server metadata names another issuer than the one asked.")
+    authorization = _endpoint(document, "authorization_endpoint", issuer_parts, required=True)
+    token = _endpoint(document, "token_endpoint", issuer_parts, required=True)
+    assert authorization is not None and token is not None
+    scopes = document.get("scopes_supported")
+    return AuthServerMetadata(
+        issuer=issuer,
+        authorization_endpoint=authorization,
+        token_endpoint=token,
+        registration_endpoint=_endpoint(document, "registration_endpoint", issuer_parts, required=False),
+        scopes_supported=None if scopes is None else scope_list(scopes, "metadata"),
+        code_challenge_methods_supported=_names(document, "code_challenge_methods_supported"),
+        token_endpoint_auth_methods_supported=_names(document, "token_endpoint_auth_methods_supported"),
+        grant_types_supported=_names(document, "grant_types_supported"),
+        authorization_response_iss_parameter_supported=_flag(document, "authorization_response_iss_parameter_supported"),
+        client_id_metadata_document_supported=_flag(document, "client_id_metadata_document_supported"),
+    )
+
+
+# ---------------------------------------------------------------------------- 2025-03-26 fallbacks
+
+
+def legacy_authorization_base(server_url: str) -> str:
+    """The 2025-03-26 authorization base URL: the server URL with its path discarded.
+
+    In that revision there is no protected resource metadata and the MCP
+    server's origin is the authorization server. Raises :class:`OAuthRefused`
+    (check ``"url"``).
+    """
+    parts = _split_http_url(server_url, "url", what="The server URL")
+    _check_secure(parts, "url", "The server URL", allow_http=True)
+    return _origin(parts)
+
+
+def legacy_default_metadata(server_url: str) -> AuthServerMetadata:
+    """The 2025-03-26 defaults when the server offers no metadata: ``/authorize``, ``/token``, ``/register``.
+
+    The endpoints hang off :func:`legacy_authorization_base`; the record's
+    ``discovered`` is False and its lists are None.
+    """
+    base = legacy_authorization_base(server_url)
+    return AuthServerMetadata(
+        issuer=base,
+        authorization_endpoint=base + "/authorize",
+        token_endpoint=base + "/token",
+        registration_endpoint=base + "/register",
+        discovered=False,
+    )

@@ -133,6 +133,9 @@ class Handshake:
         self.stamp = stamp
         #: Told the era and version the moment they are decided, before anything more is sent.
         self.on_era = on_era
+        #: True while the decision came from the per-origin cache (the client re-probes if it fails).
+        self.from_cache = False
+        self._cache_key: Optional[str] = None
 
     def capabilities(self, version: str) -> JsonDict:
         return declared_capabilities(self.handler, self.options, version)
@@ -157,22 +160,31 @@ class Handshake:
             return self._probe(forced=True)
         if protocol != "auto":
             raise ClientError("protocol", f"protocol {protocol!r} is not a version this client speaks")
-        origin = self.port.era_origin()
+        origin = self._cache_key = self.port.era_origin()
         cached = _ERA_CACHE.get(origin) if origin is not None else None
         if cached is not None:
             try:
+                self.from_cache = True
                 if cached[0] == v.MODERN:
                     return self._modern(cached[1], None)
                 return self._initialize(cached[1], forced=None, switch=True)
             except ClientError as exc:
                 if exc.kind in ("transport", "auth", "closed"):
                     raise
-                if origin is not None:
-                    _ERA_CACHE.pop(origin, None)  # the cached guess failed: probe again
-        negotiated = self._probe(forced=False)
-        if origin is not None:
-            _ERA_CACHE[origin] = (negotiated.era, negotiated.version)
-        return negotiated
+                return self.reprobe()
+        return self._probe(forced=False)
+
+    def reprobe(self) -> Negotiated:
+        """The cached era did not hold (here, or when its engine started): forget it and probe."""
+        if self._cache_key is not None:
+            _ERA_CACHE.pop(self._cache_key, None)
+        self.from_cache = False
+        return self._probe(forced=False)
+
+    def remember(self, era: str, version: str) -> None:
+        """The client opened in ``era`` at ``version``: cache it for the origin (``protocol="auto"`` over HTTP)."""
+        if self._cache_key is not None:
+            _ERA_CACHE[self._cache_key] = (era, version)
 
     def _probe(self, forced: bool) -> Negotiated:
         """Send ``server/discover`` and decide the era from its answer (or its silence)."""

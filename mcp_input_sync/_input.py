@@ -307,14 +307,15 @@ class InputDesk:
         now = _clock.monotonic()
         with self.lock:
             entries = list(self._running.values())
-        try:
-            for entry in entries:
-                if entry.deadline <= now and entry.expire is not None:
+        for entry in entries:
+            if entry.deadline <= now and entry.expire is not None:
+                try:
                     entry.expire(entry)
-        except BaseException:  # the watchdog drops a failing watcher: the next callback re-arms it
-            with self.lock:
-                self.sweeping = False
-            raise
+                except Exception:  # one failing expiry must not end the deadlines of the others
+                    log.exception("mcp_input_sync: a %s deadline could not be enforced", entry.kind)
+                    with self.lock:
+                        self.untrack_locked(entry)
+                    entry.token.cancel("timeout")
         with self.lock:
             stop = not self._running
             if stop:

@@ -42,7 +42,7 @@ from ._calls import CallSpec, ProgressCallback
 from ._engines.base import EraEngine
 from ._engines.legacy import LegacyEngine
 from ._engines.modern import ModernEngine
-from ._handshake import Handshake, declared_capabilities, server_facts
+from ._handshake import Handshake, Negotiated, declared_capabilities
 from ._input import InputDesk
 from ._notifications import NotificationRouter, Subscriber, Subscription
 from ._port import Port
@@ -258,32 +258,49 @@ class Client(CallsAPI):
             self._session, self._port, desk, self._opts, self._handler, self.name, self.server_id, self._stamp, self._on_era
         )
         negotiated = handshake.negotiate()
+        try:
+            self._start_engine(negotiated)
+        except ClientError as exc:
+            if not handshake.from_cache or exc.kind in ("transport", "auth", "closed"):
+                raise
+            negotiated = handshake.reprobe()  # the cached era did not hold: probe afresh
+            self._start_engine(negotiated)
+        engine = self._engine
+        assert engine is not None
+        handshake.remember(negotiated.era, engine.version or negotiated.version)
+
+    def _start_engine(self, negotiated: Negotiated) -> None:
+        """The server's facts, then the engine's start (logs, or the modern listen and a late discover)."""
         engine = self._engine
         assert engine is not None
         discover = negotiated.discover
-        if negotiated.era == v.MODERN:
-            caps = server_facts(discover)[0] if discover is not None else None
-            discover = engine.started(caps) or discover
+        if negotiated.era == v.MODERN and discover is not None:
             negotiated = negotiated.with_discover(discover)
-        else:
-            engine.started(negotiated.server_capabilities)
         self.server_capabilities = negotiated.server_capabilities
         self.server_info = negotiated.server_info
         self.instructions = negotiated.instructions
+        asked = engine.started(negotiated.server_capabilities if negotiated.era != v.MODERN or discover is not None else None)
+        if asked is not None:
+            negotiated = negotiated.with_discover(asked)
+            self.server_capabilities = negotiated.server_capabilities
+            self.server_info = negotiated.server_info
+            self.instructions = negotiated.instructions
 
     def _on_era(self, era: str, version: str) -> None:
         """The handshake decided: every part learns the era before anything more is sent."""
         desk, legacy, stamp = self._desk, self._legacy, self._stamp
         assert desk is not None and legacy is not None and stamp is not None
-        self.era = desk.era = self._router.era = era
         if era == v.MODERN:
             engine: EraEngine = ModernEngine(
                 session=self._session, desk=desk, port=self._port, options=self._opts, router=self._router, stamp=stamp
             )
-            self._session.receiver = engine
-        else:
+            self._session.receiver = engine  # first: from here on no server request is answered
+        self.era = desk.era = self._router.era = era
+        if era != v.MODERN:
             legacy.negotiated = version
             engine = legacy
+            self._session.receiver = legacy  # as before the decision (a re-probe may follow a modern guess)
+            self._session.stamp = None
         self._engine = engine
 
     def _log_level(self) -> Optional[str]:

@@ -588,3 +588,68 @@ def test_close_during_the_handshake_returns_at_once_and_open_raises_closed() -> 
     opener.join(WAIT)
     assert opened["error"].kind == "closed"
     server.close()
+
+
+def test_a_late_answer_to_a_timed_out_request_leaves_the_reused_id_open_and_the_sweep_stops() -> None:
+    # The server may use an id again once it was answered; a callback that ignored its token and
+    # answers late must not take the new request's place: that one is answered, and nothing stays
+    # under the deadline sweep.
+    release = threading.Event()
+    second = threading.Event()
+    calls: list[int] = []
+
+    class LateThenFine(mis.InputHandler):
+        def handle_elicitation(self, params: JsonDict, ctx: mis.InputContext) -> JsonDict:
+            calls.append(1)
+            if len(calls) == 1:
+                release.wait(WAIT)  # ignores its token on purpose
+                return {"action": "decline"}
+            second.set()
+            release.wait(WAIT)
+            return {"action": "accept", "content": {"answer": "ok"}}
+
+    server = recorded_server()
+    with open_client(server, LateThenFine(), handler_timeout={"elicitation": 0.2}) as client:
+        server.send_request(7, "elicitation/create", FORM)
+        assert server.wait_for_answer(7)["error"]["code"] == -32603  # timed out
+        server.send_request(7, "elicitation/create", FORM)
+        assert second.wait(WAIT)
+        release.set()
+        pause = threading.Event()
+        for _ in range(200):
+            if len(answers_to(server, 7)) == 2:
+                break
+            pause.wait(0.05)
+        assert [("result" in a) for a in answers_to(server, 7)] == [False, True]
+        assert answers_to(server, 7)[1]["result"]["action"] == "accept"
+        desk = client._desk
+        assert desk is not None
+        for _ in range(100):  # the sweep stops within about 0.1 s once nothing runs
+            if not desk.sweeping:
+                break
+            pause.wait(0.05)
+        assert not desk._running and not desk.sweeping
+    server.close()
+
+
+def test_a_cached_era_that_fails_when_its_engine_starts_is_forgotten_and_probed_afresh() -> None:
+    from mcp_input_sync._handshake import _ERA_CACHE
+
+    server = recorded_server()
+    discovers: list[JsonDict] = []
+
+    def discover(params: JsonDict) -> Any:
+        discovers.append(params)
+        return ["not", "an", "object"] if len(discovers) == 1 else None  # then silence: a legacy server
+
+    server.override("server/discover", discover)
+    transport: Any = server.transport
+    transport.ties_by_stream, transport.origin = True, "http://cached.example"  # an HTTP origin, for the cache
+    _ERA_CACHE["http://cached.example"] = ("modern", "2026-07-28")
+    try:
+        with open_client(server, None, discover_timeout=0.2) as client:
+            assert client.era == "legacy" and len(discovers) == 2
+            assert _ERA_CACHE["http://cached.example"] == ("legacy", client.protocol_version)
+    finally:
+        _ERA_CACHE.pop("http://cached.example", None)
+    server.close()

@@ -174,6 +174,8 @@ def test_the_inbox_lets_exactly_one_answer_through() -> None:
     assert inbox.open_ids() == ["0"]
     assert inbox.admit(0, "reused after the answer")  # a finished id may come again
     assert len(inbox) == 2
+    assert inbox.settle(0, "a") is None  # a late answer of the first leaves the reused id open
+    assert inbox.settle(0, "reused after the answer") == "reused after the answer"
 
 
 @given(st.lists(st.tuples(st.sampled_from(["admit", "settle", "cancel"]), st.one_of(st.integers(0, 3), st.sampled_from(["", "0", "1"])))))

@@ -250,7 +250,7 @@ class LegacyEngine:
             data = jsonrpc.encode(jsonrpc.error(entry.id, jsonrpc.INTERNAL_ERROR, "the input handler returned an invalid answer"))
             count = None
         with self.stats.lock:
-            if self.inbox.settle(entry.id) is not entry:
+            if self.inbox.settle(entry.id, entry) is not entry:
                 return False  # timed out, cancelled or answered at close: the late result is dropped
             self.desk.untrack_locked(entry)
             if count is not None:

@@ -35,9 +35,16 @@ class LegacyInbox(Generic[E]):
         self._open[key] = entry
         return True
 
-    def settle(self, request_id: RequestId) -> Optional[E]:
-        """Claim the right to answer. Returns the entry once; None when already answered or cancelled."""
-        return self._open.pop((type(request_id) is str, request_id), None)  # id_key(), inline
+    def settle(self, request_id: RequestId, entry: Optional[E] = None) -> Optional[E]:
+        """Claim the right to answer. Returns the entry once; None when already answered or cancelled.
+
+        With ``entry``, only that entry is claimed: a late answer to a request
+        whose id the server has since used again leaves the new request open.
+        """
+        key = (type(request_id) is str, request_id)  # id_key(), inline
+        if entry is not None and self._open.get(key) is not entry:
+            return None
+        return self._open.pop(key, None)
 
     def cancel(self, request_id: Any) -> Optional[E]:
         """The server cancelled the request: close it without an answer. Returns its entry, if open."""

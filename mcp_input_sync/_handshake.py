@@ -15,7 +15,6 @@ import logging
 import threading
 from typing import Callable, Optional
 
-from . import _clock
 from ._calls import Call
 from ._input import InputDesk
 from ._port import Port
@@ -141,8 +140,7 @@ class Handshake:
         return declared_capabilities(self.handler, self.options, version)
 
     def _clock(self, timeout: Optional[float] = None) -> CallClock:
-        opts = self.options
-        return CallClock(_clock.monotonic(), opts.timeout if timeout is None else timeout, opts.max_total_timeout)
+        return self.options.clock(timeout)
 
     def _configure(self, version: str, caps: JsonDict) -> None:
         self.desk.configure(version, caps, self.port.origin)

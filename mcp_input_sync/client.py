@@ -276,15 +276,15 @@ class Client(CallsAPI):
         discover = negotiated.discover
         if negotiated.era == v.MODERN and discover is not None:
             negotiated = negotiated.with_discover(discover)
+        self._take_facts(negotiated)
+        asked = engine.started(negotiated.server_capabilities if negotiated.era != v.MODERN or discover is not None else None)
+        if asked is not None:
+            self._take_facts(negotiated.with_discover(asked))
+
+    def _take_facts(self, negotiated: Negotiated) -> None:
         self.server_capabilities = negotiated.server_capabilities
         self.server_info = negotiated.server_info
         self.instructions = negotiated.instructions
-        asked = engine.started(negotiated.server_capabilities if negotiated.era != v.MODERN or discover is not None else None)
-        if asked is not None:
-            negotiated = negotiated.with_discover(asked)
-            self.server_capabilities = negotiated.server_capabilities
-            self.server_info = negotiated.server_info
-            self.instructions = negotiated.instructions
 
     def _on_era(self, era: str, version: str) -> None:
         """The handshake decided: every part learns the era before anything more is sent."""

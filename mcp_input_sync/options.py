@@ -12,6 +12,8 @@ import math
 from types import MappingProxyType
 from typing import Any, Mapping, Optional
 
+from . import _clock
+from ._protocol.deadlines import CallClock
 from ._protocol.jsonrpc import USER_REJECTED
 from ._protocol.limits import DEFAULT_LIMITS
 from .handler import InputHandler
@@ -146,6 +148,10 @@ class Options:
             raise TypeError(f"unknown client options: {sorted(unknown)}")
         for key, default in _DEFAULTS.items():
             setattr(self, key, values.get(key, default))
+
+    def clock(self, timeout: Optional[float] = None) -> CallClock:
+        """A request's deadlines from now: ``timeout`` (default the option) and ``max_total_timeout``."""
+        return CallClock(_clock.monotonic(), self.timeout if timeout is None else timeout, self.max_total_timeout)
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{key}={getattr(self, key)!r}" for key in _DEFAULTS)

@@ -370,11 +370,8 @@ class LegacyEngine:
     def _task_support(self, name: str, clock: CallClock) -> Optional[str]:
         """A tool's ``execution.taskSupport`` (``tools/list`` is read once if the tool is unknown)."""
         if name not in self._task_supports:
-            opts = self.options
-
             def fetch(method: str, params: Optional[JsonDict]) -> JsonDict:
-                page_clock = CallClock(_clock.monotonic(), opts.timeout, opts.max_total_timeout)
-                return self.request(method, params, is_call=False, clock=page_clock)
+                return self.request(method, params, is_call=False, clock=self.options.clock())
 
             self.note_tools(collect_pages(fetch, "tools/list", "tools"))
         return self._task_supports.get(name)
@@ -410,8 +407,7 @@ class LegacyEngine:
             self._logs_requested = True
         opts = self.options
         try:
-            clock = CallClock(_clock.monotonic(), opts.timeout, opts.max_total_timeout)
-            self.request("logging/setLevel", {"level": opts.log_level}, is_call=False, clock=clock)
+            self.request("logging/setLevel", {"level": opts.log_level}, is_call=False, clock=opts.clock())
         except ClientError as exc:
             if exc.kind in ("closed", "transport"):
                 raise
@@ -421,9 +417,8 @@ class LegacyEngine:
         self.request_logs()
 
     def subscribe_resource(self, uri: str, subscribe: bool) -> None:
-        opts = self.options
-        clock = CallClock(_clock.monotonic(), opts.timeout, opts.max_total_timeout)
-        self.request("resources/subscribe" if subscribe else "resources/unsubscribe", {"uri": uri}, is_call=False, clock=clock)
+        method = "resources/subscribe" if subscribe else "resources/unsubscribe"
+        self.request(method, {"uri": uri}, is_call=False, clock=self.options.clock())
 
     def roots_changed(self) -> None:
         if overrides(self.desk.handler, "list_roots"):

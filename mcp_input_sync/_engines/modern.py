@@ -74,8 +74,7 @@ class ModernEngine:
         return self.stamp.version
 
     def _clock(self, timeout: Optional[float] = None) -> CallClock:
-        opts = self.options
-        return CallClock(_clock.monotonic(), opts.timeout if timeout is None else timeout, opts.max_total_timeout)
+        return self.options.clock(timeout)
 
     # ------------------------------------------------------------------ reader thread
 

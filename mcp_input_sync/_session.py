@@ -73,7 +73,7 @@ def transport_error(exc: BaseException, what: str, live: bool = True) -> ClientE
     """The one mapping of a transport failure: ``auth`` for 401/403, ``transport`` while live, else ``closed``."""
     status = getattr(exc, "status", None)
     if status in (401, 403):
-        return ClientError("auth", str(exc), data=getattr(exc, "headers", None))
+        return ClientError("auth", str(exc), data=getattr(exc, "headers", None), check=getattr(exc, "check", None))
     if isinstance(exc, LimitExceeded):
         return ClientError("protocol", f"{what}: {exc}", check="limit")
     if live:

@@ -640,7 +640,9 @@ def connect_http(
     Args:
         url: the MCP endpoint, e.g. ``"https://example.com/mcp"``.
         headers: extra headers for every request.
-        auth: a ``requests`` auth object or callable (a bearer-token hook, say).
+        auth: a :class:`mcp_input_sync.oauth.OAuth` for a server protected by
+            OAuth (docs/oauth.md), or a ``requests`` auth object or callable
+            (a bearer-token hook, say).
         verify: how the server's TLS certificate is checked, as ``requests``
             takes it: True (the CA bundle ``requests`` uses), or the path of a
             PEM file of the certificate authorities to trust (a company's, or

@@ -101,7 +101,7 @@ def test_the_public_surface_is_sorted_and_complete() -> None:
         assert hasattr(mis, name)
     public = {n for n in dir(mis) if not n.startswith("_") and n not in {"annotations"}}
     # public submodules (loaded on demand) and the modules behind the re-exports
-    modules = {"reflect", "client", "errors", "handler", "options", "transports", "testing", "terminal", "web", "conformance"}
+    modules = {"reflect", "client", "errors", "handler", "options", "transports", "testing", "terminal", "web", "conformance", "oauth"}
     assert public - modules - set(mis.__all__) == set()
 
 
@@ -349,6 +349,41 @@ SETUPS: dict[str, Setup] = {
         "assert any('deployed to staging' in json.dumps(sent) for sent in https_server.fake.sent)\n"
         "https_server.close()\n",
         replace=(('"https://mcp.example.com/mcp"', "https_server.url"), ('"/etc/ssl/company-ca.pem"', "str(https_server.ca_path)")),
+    ),
+    # a protected MCP endpoint with its authorization server on 127.0.0.1 (tests/oauth_peer.py):
+    # its URL runs in place of the docs' example one; after the block, some request carried a token
+    "oauth_server": Setup(
+        "from tests.oauth_peer import OAuthPeer\n\noauth_server = OAuthPeer()\n",
+        "assert any(h.get('authorization', '').startswith('Bearer ') for h in oauth_server.requests_to('/mcp'))\n"
+        "oauth_server.close()\n",
+        replace=(('"https://mcp.example.com/mcp"', "oauth_server.url"),),
+    ),
+    # Browser() opens no real browser: a stand-in follows the authorization server's redirect to the
+    # loopback listener, as a browser would; FileStore() writes in the block's folder, not ~/.config
+    "browser": Setup(
+        "from pathlib import Path\n\nimport requests as _requests\n\n"
+        "def _browser(url):\n"
+        "    assert 'close this window' in _requests.get(url, timeout=10).text\n"
+        "    return True\n",
+        "assert [p.suffix for p in (Path.cwd() / 'tokens').iterdir() if p.suffix == '.json'] == ['.json']\n",
+        replace=(("Browser()", "Browser(open_browser=_browser)"), ("FileStore()", "FileStore(Path.cwd() / 'tokens')")),
+    ),
+    # a web app's session (a dict) and request (request.url: where the user's browser came back
+    # after logging in at the URL begin() gave); the block's store folder is made in its own folder
+    "web_request": Setup(
+        "from pathlib import Path\n\nimport requests as _requests\n\n"
+        "class _Session(dict):\n"
+        "    def __setitem__(self, key, value):\n"
+        "        super().__setitem__(key, value)\n"
+        "        request.login_url = value['url']\n\n"
+        "class _Request:\n"
+        "    login_url = None\n\n"
+        "    @property\n"
+        "    def url(self):\n"
+        "        return _requests.get(self.login_url, allow_redirects=False, timeout=10).headers['Location']\n\n"
+        "session, request = _Session(), _Request()\n",
+        "assert session == {}\n",
+        replace=(('"/var/lib/myapp/mcp-tokens"', "str(Path.cwd() / 'mcp-tokens')"),),
     ),
     # the LLM a TerminalHandler drafts sampling replies with
     "my_llm": Setup("def my_llm(request):\n    return 'Looks good.'\n"),

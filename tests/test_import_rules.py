@@ -200,7 +200,7 @@ def test_rule_9_only_the_client_imports_the_engines_and_the_handshake() -> None:
 
 APPLICATIONS = ("web", "terminal", "testing", "conformance", "__main__", "_demo", "_demo_server")
 #: What an application may import: the public modules and the pure core.
-PUBLIC = ("client", "errors", "handler", "options", "reflect", "transports", "terminal", "web", "testing", "_protocol", "_version")
+PUBLIC = ("client", "errors", "handler", "options", "reflect", "transports", "terminal", "web", "testing", "oauth", "_protocol", "_version")
 #: ... and one another (the command line runs the demo, which runs the demo server).
 
 
@@ -208,6 +208,16 @@ PUBLIC = ("client", "errors", "handler", "options", "reflect", "transports", "te
 def test_rule_10_applications_import_public_modules_and_the_pure_core(name: str) -> None:
     private = {m for m in GRAPH[name] - set(modules(*PUBLIC, *APPLICATIONS)) if m != "mcp_input_sync"}
     assert private == set(), f"{name} imports {sorted(private)}"
+
+
+@pytest.mark.parametrize("name", modules("oauth"))
+def test_rule_11_oauth_leans_on_the_pure_core_the_runtime_errors_and_the_http_transport(name: str) -> None:
+    allowed = set(modules("oauth", "_protocol", "_runtime", "errors")) | {P + "transports._abortable", P + "transports.http"}
+    assert GRAPH[name] - allowed == set(), f"{name} imports {sorted(GRAPH[name] - allowed)}"
+
+
+def test_rule_11_the_transports_never_import_oauth() -> None:
+    assert {name for name in modules("transports") if ours(name, "oauth")} == set()
 
 
 @pytest.mark.parametrize("path", sorted((PACKAGE / "_demo_server").glob("*.py")), ids=lambda p: p.name)

@@ -29,12 +29,13 @@ import json
 import logging
 import socket
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Optional, Protocol
 from urllib.parse import urlsplit
 
 from .._protocol.headers import argument_at
 from .._protocol.jsonrpc import decode
 from .._protocol.limits import DEFAULT_LIMITS, LimitExceeded
+from .._protocol.oauth import OAuthRefused
 from .._protocol.sse import SSEDecoder, SSEEventTooLarge, SSELimitError
 from .._runtime import RealBudget, start_thread
 from .base import OnClose, OnMessage, TransportClosed
@@ -56,13 +57,37 @@ Auth = Callable[["requests.PreparedRequest"], "requests.PreparedRequest"]
 OnLost = Callable[[Any, BaseException], None]
 
 
-class TransportAuthError(TransportClosed):
-    """The server answered 401 or 403; ``status`` and ``headers`` say more."""
+#: The most times one request is sent again after a 401 or 403 that an OAuth provider answered.
+MAX_AUTH_ATTEMPTS = 3
 
-    def __init__(self, status: int, headers: Mapping[str, str]) -> None:
-        super().__init__(f"HTTP {status}: not authorised")
+
+class TransportAuthError(TransportClosed):
+    """The server answered 401 or 403; ``status`` and ``headers`` say more, ``check`` names the step that failed."""
+
+    def __init__(self, status: int, headers: Mapping[str, str], message: Optional[str] = None, check: Optional[str] = None) -> None:
+        super().__init__(message or f"HTTP {status}: not authorised")
         self.status = status
         self.headers = dict(headers)
+        self.check = check
+
+
+class BearerProvider(Protocol):
+    """What the transport needs of an OAuth provider (``mcp_input_sync.oauth.OAuth`` is one).
+
+    ``authorization(url)`` gives the ``Authorization`` header of a request
+    (or None); ``challenged(url, status, headers, sent)`` is told of a 401 or
+    403 answer to a request that carried ``sent`` and returns when a retry is
+    worthwhile, or raises :class:`OAuthRefused` when it is not.
+    """
+
+    def authorization(self, server_url: str) -> Optional[str]: ...
+
+    def challenged(self, server_url: str, status: int, headers: Mapping[str, str], sent: Optional[str]) -> None: ...
+
+
+def is_bearer_provider(auth: object) -> bool:
+    """Whether ``auth`` is an OAuth provider (else it is a ``requests`` auth)."""
+    return callable(getattr(auth, "authorization", None)) and callable(getattr(auth, "challenged", None))
 
 
 def header_value(value: str) -> str:
@@ -171,7 +196,9 @@ class HttpTransport:
         #: An explicit verify (a CA bundle path, or False) goes with each request, so that
         #: REQUESTS_CA_BUNDLE, which requests would otherwise let win, cannot override it.
         self._verify: Any = None if verify is True else verify
-        if auth is not None:
+        #: An OAuth provider, which sets the Authorization header of every request itself.
+        self._bearer: Optional[BearerProvider] = auth if is_bearer_provider(auth) else None
+        if auth is not None and self._bearer is None:
             self._session.auth = auth
         self._headers = dict(headers or {})
         self._timeouts = (connect_timeout, read_timeout)
@@ -316,6 +343,10 @@ class HttpTransport:
 
     def _base_headers(self) -> dict[str, str]:
         headers = dict(self._headers)
+        if self._bearer is not None:
+            value = self._bearer.authorization(self.url)
+            if value is not None:
+                headers["Authorization"] = value
         if self.session_id is not None:
             headers[SESSION_HEADER] = self.session_id
         if self.protocol_version is not None:
@@ -356,13 +387,26 @@ class HttpTransport:
         """The one place ``requests`` errors become transport errors."""
         import requests
 
-        try:
-            response = self._session.post(self.url, data=data, headers=self._headers_for(message), timeout=self._timeouts, stream=True, verify=self._verify)
-        except requests.RequestException as exc:
-            raise TransportClosed(f"HTTP request failed: {exc}") from exc
-        if response.status_code in (401, 403):
+        for attempt in range(MAX_AUTH_ATTEMPTS + 1):
+            headers = self._headers_for(message)
+            try:
+                response = self._session.post(self.url, data=data, headers=headers, timeout=self._timeouts, stream=True, verify=self._verify)
+            except requests.RequestException as exc:
+                raise TransportClosed(f"HTTP request failed: {exc}") from exc
+            if response.status_code not in (401, 403):
+                break
             response.close()
-            raise TransportAuthError(response.status_code, response.headers)
+            status, answer_headers = response.status_code, response.headers
+            if self._bearer is None:
+                raise TransportAuthError(status, answer_headers)
+            if attempt == MAX_AUTH_ATTEMPTS:
+                raise TransportAuthError(
+                    status, answer_headers, f"HTTP {status}: the server still refused after {MAX_AUTH_ATTEMPTS} authorization attempts", "attempts"
+                )
+            try:
+                self._bearer.challenged(self.url, status, answer_headers, headers.get("Authorization"))
+            except OAuthRefused as exc:
+                raise TransportAuthError(status, answer_headers, f"HTTP {status}: authorization failed: {exc.message}", exc.check) from None
         if response.status_code >= 500:
             response.close()
             raise TransportClosed(f"HTTP {response.status_code} from the server")

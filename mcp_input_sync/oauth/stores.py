@@ -1,0 +1,209 @@
+"""Token stores: where an :class:`~mcp_input_sync.oauth.OAuth` keeps what a login earned.
+
+A store keeps one JSON-ready record per key. The flow writes one record per
+server and account (``key`` is built by :func:`record_key`): the tokens with
+their absolute expiry, the authorization server's metadata, the client's
+registration at that server and the scopes granted, so that a process that
+starts again refreshes the tokens instead of asking the user to log in.
+
+The interface (:class:`TokenStore`) has four methods; a host can implement it
+on anything that keeps a dict per key (a Django model, a cache, a vault):
+
+* ``load(key)`` returns the record or None;
+* ``save(key, record)`` replaces it (atomically: a reader sees the old or
+  the new record, never a mix);
+* ``delete(key)`` forgets it;
+* ``lock(key, timeout)`` is a context manager held while a refresh or a
+  login for that key runs, so that one refresh serves every thread (and,
+  for stores shared between processes, every process) that needs it at
+  the same moment: refresh tokens may rotate, and a second refresh with a
+  spent one fails. It raises :class:`TimeoutError` when the lock is not
+  had within ``timeout`` seconds. The flow never holds it while an MCP
+  request or stream is open.
+
+Records hold secrets. The stores here never log them and their reprs name
+no record.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any, Iterator, Optional, Protocol, Union
+
+__all__ = ["FileStore", "MemoryStore", "TokenStore", "record_key"]
+
+#: Pause between two tries of a file lock held by another process (real seconds).
+_LOCK_POLL = 0.05
+
+
+def record_key(server_url: str, account: str = "") -> str:
+    """The store key of one server's record for one account (``""``: the process's own)."""
+    return f"{account}\n{server_url}" if account else server_url
+
+
+class TokenStore(Protocol):
+    """What :class:`~mcp_input_sync.oauth.OAuth` needs of a store (see the module docstring)."""
+
+    def load(self, key: str) -> Optional[dict[str, Any]]: ...
+
+    def save(self, key: str, record: dict[str, Any]) -> None: ...
+
+    def delete(self, key: str) -> None: ...
+
+    def lock(self, key: str, timeout: float) -> contextlib.AbstractContextManager[None]: ...
+
+
+class _KeyLocks:
+    """One re-entrant lock per key, made on first use (a bounded wait to take it)."""
+
+    def __init__(self) -> None:
+        self._locks: dict[str, threading.RLock] = {}
+        self._guard = threading.Lock()
+
+    @contextlib.contextmanager
+    def hold(self, key: str, timeout: float) -> Iterator[None]:
+        with self._guard:
+            lock = self._locks.setdefault(key, threading.RLock())
+        if not lock.acquire(timeout=max(0.0, timeout)):
+            raise TimeoutError("a login or refresh for this server is still running")
+        try:
+            yield
+        finally:
+            lock.release()
+
+
+class MemoryStore:
+    """Records in this process's memory (the default): a restart forgets every login."""
+
+    def __init__(self) -> None:
+        self._records: dict[str, str] = {}
+        self._guard = threading.Lock()
+        self._locks = _KeyLocks()
+
+    def __repr__(self) -> str:
+        return f"MemoryStore(<{len(self._records)} records>)"
+
+    def load(self, key: str) -> Optional[dict[str, Any]]:
+        with self._guard:
+            text = self._records.get(key)
+        return None if text is None else json.loads(text)
+
+    def save(self, key: str, record: dict[str, Any]) -> None:
+        text = json.dumps(record)  # a copy: the caller's dict may change afterwards
+        with self._guard:
+            self._records[key] = text
+
+    def delete(self, key: str) -> None:
+        with self._guard:
+            self._records.pop(key, None)
+
+    def lock(self, key: str, timeout: float) -> contextlib.AbstractContextManager[None]:
+        return self._locks.hold(key, timeout)
+
+
+def default_folder() -> Path:
+    """The user's folder for the command line's logins: ``$XDG_CONFIG_HOME/mcp-input-sync/tokens``.
+
+    ``XDG_CONFIG_HOME`` defaults to ``~/.config`` (on every system, so one
+    rule to document).
+    """
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "mcp-input-sync" / "tokens"
+
+
+class FileStore:
+    """One JSON file per server and account in ``folder``, readable by the user alone.
+
+    The folder is made with mode 0700 and each file is written with mode
+    0600 through a temporary file renamed over the old one, so a reader
+    never sees half a record. File names are a hash of the key (a server's
+    URL does not appear in the folder's listing). The lock is an advisory
+    ``flock`` on a ``.lock`` file beside the record, so processes that share
+    the folder (several workers of one app, a CLI run beside a script)
+    refresh one at a time; on a system without ``fcntl`` it locks between
+    threads only.
+    """
+
+    def __init__(self, folder: Union[str, "os.PathLike[str]", None] = None) -> None:
+        self.folder = Path(folder) if folder is not None else default_folder()
+        self._locks = _KeyLocks()
+
+    def __repr__(self) -> str:
+        return f"FileStore({str(self.folder)!r})"
+
+    def path(self, key: str) -> Path:
+        """The file of ``key``'s record."""
+        return self.folder / (hashlib.sha256(key.encode("utf-8")).hexdigest()[:40] + ".json")
+
+    def _ensure_folder(self) -> None:
+        self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+
+    def load(self, key: str) -> Optional[dict[str, Any]]:
+        try:
+            text = self.path(key).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        try:
+            record = json.loads(text)
+        except ValueError:
+            return None  # a damaged file reads as no login; the next login replaces it
+        return record if isinstance(record, dict) else None
+
+    def save(self, key: str, record: dict[str, Any]) -> None:
+        self._ensure_folder()
+        target = self.path(key)
+        handle, temporary = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=self.folder)
+        try:
+            os.fchmod(handle, 0o600)
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                json.dump(record, out)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(temporary, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise
+
+    def delete(self, key: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.path(key).unlink()
+
+    @contextlib.contextmanager
+    def _file_lock(self, key: str, timeout: float) -> Iterator[None]:
+        try:
+            import fcntl
+        except ImportError:  # not a POSIX system: the thread lock alone
+            yield
+            return
+        self._ensure_folder()
+        path = self.path(key).with_suffix(".lock")
+        descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            # tries counted in real pauses, not read from a clock (a frozen clock cannot stall it)
+            pause = threading.Event()
+            for _ in range(max(1, int(timeout / _LOCK_POLL))):
+                try:
+                    fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    pause.wait(_LOCK_POLL)
+            else:
+                raise TimeoutError("another process is still logging in to or refreshing this server")
+            try:
+                yield
+            finally:
+                fcntl.flock(descriptor, fcntl.LOCK_UN)
+        finally:
+            os.close(descriptor)
+
+    @contextlib.contextmanager
+    def lock(self, key: str, timeout: float) -> Iterator[None]:
+        with self._locks.hold(key, timeout), self._file_lock(key, timeout):
+            yield

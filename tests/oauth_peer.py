@@ -1,0 +1,263 @@
+"""A protected MCP endpoint and its authorization server, on one 127.0.0.1 port, for the OAuth tests.
+
+Unlike the conformance runner's mocks it issues expiring access tokens and
+rotating refresh tokens, and it can be told to misbehave: the knobs are the
+attributes of :class:`OAuthPeer` (set them before the request they concern).
+
+* ``/mcp`` speaks just enough legacy MCP (``initialize``, ``tools/list``,
+  ``tools/call``) and wants ``Authorization: Bearer <token>``: 401 with a
+  challenge naming the PRM without one, 403 ``insufficient_scope`` for the
+  ``admin`` tool without the ``admin`` scope. ``whoami`` answers the scopes
+  of the token it was called with.
+* ``/.well-known/oauth-protected-resource/mcp``, ``/.well-known/oauth-authorization-server``:
+  the metadata documents (``prm`` and ``metadata`` replace fields).
+* ``/register`` (RFC 7591), ``/authorize`` (a 302 straight back to the
+  redirect URI, as if the user had agreed), ``/token`` (``authorization_code``
+  with PKCE S256, ``refresh_token`` with rotation; a reused refresh token is
+  refused).
+
+Every request is kept in ``seen`` as ``(verb, path, headers)``. Expiry reads
+``time.time()``, so freezegun moves it for both sides.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import secrets
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Optional
+from urllib.parse import parse_qsl, urlencode, urlsplit
+
+JsonDict = dict[str, Any]
+
+
+class OAuthPeer:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.seen: list[tuple[str, str, dict[str, str]]] = []
+        self.clients: dict[str, JsonDict] = {}
+        self.codes: dict[str, JsonDict] = {}
+        self.access: dict[str, JsonDict] = {}
+        self.refresh: dict[str, JsonDict] = {}
+        self.spent_refresh: set[str] = set()
+        self.counts = {"register": 0, "authorize": 0, "code": 0, "refresh": 0, "mcp": 0}
+        # knobs
+        self.expires_in: Optional[int] = 3600
+        self.issue_refresh = True
+        self.iss_mode = "right"  # right | wrong | absent
+        self.state_mode = "echo"  # echo | wrong
+        self.always_401 = False
+        self.prm: JsonDict = {}
+        self.metadata: JsonDict = {}
+        self.metadata_body: Optional[bytes] = None
+        self.metadata_redirect: Optional[str] = None
+        self.token_gate: Optional[threading.Event] = None  # the token endpoint waits for it (bounded)
+        self.registration_status = 201
+        self.mcp_redirect: Optional[str] = None  # /mcp answers an authorised request with a 307 there
+        self.outer = self
+        peer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+                pass
+
+            def _serve(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                parts = urlsplit(self.path)
+                with peer.lock:
+                    peer.seen.append((self.command, parts.path, {k.lower(): v for k, v in self.headers.items()}))
+                status, headers, body = peer.route(self.command, parts.path, parts.query, dict(self.headers), raw)
+                self.send_response(status)
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            do_GET = do_POST = do_DELETE = _serve
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.origin = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.url = self.origin + "/mcp"
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, name="oauth-peer", daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        if self.token_gate is not None:
+            self.token_gate.set()
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(5)
+
+    # ------------------------------------------------------------------ helpers
+
+    def requests_to(self, path: str) -> list[dict[str, str]]:
+        with self.lock:
+            return [headers for _, seen_path, headers in self.seen if seen_path == path]
+
+    def revoke_all(self) -> None:
+        with self.lock:
+            self.access.clear()
+            self.refresh.clear()
+
+    @staticmethod
+    def _json(status: int, document: Any, headers: Optional[dict[str, str]] = None) -> tuple[int, dict[str, str], bytes]:
+        return status, {"Content-Type": "application/json", **(headers or {})}, json.dumps(document).encode()
+
+    def _prm(self) -> JsonDict:
+        return {"resource": self.url, "authorization_servers": [self.origin], "scopes_supported": ["mcp"], **self.prm}
+
+    def _metadata(self) -> JsonDict:
+        return {
+            "issuer": self.origin,
+            "authorization_endpoint": self.origin + "/authorize",
+            "token_endpoint": self.origin + "/token",
+            "registration_endpoint": self.origin + "/register",
+            "code_challenge_methods_supported": ["S256"],
+            "token_endpoint_auth_methods_supported": ["none", "client_secret_basic", "client_secret_post"],
+            "scopes_supported": ["mcp", "admin", "offline_access"],
+            "authorization_response_iss_parameter_supported": True,
+            **self.metadata,
+        }
+
+    # ------------------------------------------------------------------ routes
+
+    def route(self, verb: str, path: str, query: str, headers: dict[str, str], raw: bytes) -> tuple[int, dict[str, str], bytes]:
+        if path == "/mcp":
+            return self._mcp(verb, headers, raw)
+        if path == "/.well-known/oauth-protected-resource/mcp":
+            return self._json(200, self._prm())
+        if path == "/.well-known/oauth-authorization-server":
+            if self.metadata_redirect is not None:
+                return 302, {"Location": self.metadata_redirect}, b""
+            if self.metadata_body is not None:
+                return 200, {"Content-Type": "application/json"}, self.metadata_body
+            return self._json(200, self._metadata())
+        if path == "/register" and verb == "POST":
+            return self._register(raw)
+        if path == "/authorize":
+            return self._authorize(dict(parse_qsl(query)))
+        if path == "/token" and verb == "POST":
+            return self._token(headers, dict(parse_qsl(raw.decode())))
+        return self._json(404, {"error": "not_found"})
+
+    def _challenge(self, status: int, error: str, scope: str) -> tuple[int, dict[str, str], bytes]:
+        value = f'Bearer error="{error}", scope="{scope}", resource_metadata="{self.origin}/.well-known/oauth-protected-resource/mcp"'
+        return self._json(status, {"error": error}, {"WWW-Authenticate": value})
+
+    def _mcp(self, verb: str, headers: dict[str, str], raw: bytes) -> tuple[int, dict[str, str], bytes]:
+        if verb != "POST":
+            return 405, {}, b""
+        auth = {k.lower(): v for k, v in headers.items()}.get("authorization", "")
+        token = auth[len("Bearer "):] if auth.startswith("Bearer ") else None
+        with self.lock:
+            grant = self.access.get(token) if token else None
+        if self.always_401 or grant is None or (grant["expires_at"] is not None and time.time() >= grant["expires_at"]):
+            return self._challenge(401, "invalid_token", "mcp")
+        if self.mcp_redirect is not None:
+            return 307, {"Location": self.mcp_redirect}, b""
+        message = json.loads(raw)
+        method = message.get("method")
+        with self.lock:
+            self.counts["mcp"] += 1
+        if "id" not in message:
+            return 202, {}, b""
+        if method == "initialize":
+            result: Any = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "oauth-peer", "version": "1"}}
+        elif method == "tools/list":
+            result = {"tools": [{"name": "whoami", "inputSchema": {"type": "object"}}, {"name": "admin", "inputSchema": {"type": "object"}}]}
+        elif method == "tools/call":
+            name = message["params"]["name"]
+            if name == "admin" and "admin" not in grant["scopes"]:
+                return self._challenge(403, "insufficient_scope", "admin")
+            result = {"content": [{"type": "text", "text": " ".join(grant["scopes"])}]}
+        elif method == "server/discover":
+            return self._json(200, {"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "no"}})
+        else:
+            result = {}
+        return self._json(200, {"jsonrpc": "2.0", "id": message["id"], "result": result})
+
+    def _register(self, raw: bytes) -> tuple[int, dict[str, str], bytes]:
+        body = json.loads(raw)
+        with self.lock:
+            self.counts["register"] += 1
+        if self.registration_status >= 400:
+            return self._json(self.registration_status, {"error": "invalid_client_metadata"})
+        client_id = "client-" + secrets.token_hex(4)
+        record = {"client_id": client_id, "redirect_uris": body["redirect_uris"], "token_endpoint_auth_method": body.get("token_endpoint_auth_method", "none"),
+                  "application_type": body.get("application_type"), "grant_types": body.get("grant_types")}
+        with self.lock:
+            self.clients[client_id] = record
+        return self._json(201, record)
+
+    def _authorize(self, params: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+        with self.lock:
+            self.counts["authorize"] += 1
+            client = self.clients.get(params.get("client_id", ""))
+        if client is None or params.get("redirect_uri") not in client["redirect_uris"]:
+            return self._json(400, {"error": "invalid_client"})
+        if params.get("code_challenge_method") != "S256" or params.get("resource") != self.url:
+            return self._json(400, {"error": "invalid_request"})
+        code = secrets.token_urlsafe(16)
+        with self.lock:
+            self.codes[code] = {"client_id": params["client_id"], "redirect_uri": params["redirect_uri"], "challenge": params["code_challenge"],
+                                "scopes": params.get("scope", "mcp").split(), "resource": params["resource"]}
+        back = {"code": code, "state": params.get("state", "") if self.state_mode == "echo" else "forged"}
+        if self.iss_mode == "right":
+            back["iss"] = self.origin
+        elif self.iss_mode == "wrong":
+            back["iss"] = "http://evil.example"
+        return 302, {"Location": params["redirect_uri"] + "?" + urlencode(back)}, b""
+
+    def _issue(self, client_id: str, scopes: list[str]) -> JsonDict:
+        access = "at-" + secrets.token_urlsafe(12)
+        expires_at = None if self.expires_in is None else time.time() + self.expires_in
+        answer: JsonDict = {"access_token": access, "token_type": "Bearer", "scope": " ".join(scopes)}
+        if self.expires_in is not None:
+            answer["expires_in"] = self.expires_in
+        with self.lock:
+            self.access[access] = {"scopes": scopes, "expires_at": expires_at}
+            if self.issue_refresh:
+                refresh = "rt-" + secrets.token_urlsafe(12)
+                self.refresh[refresh] = {"client_id": client_id, "scopes": scopes}
+                answer["refresh_token"] = refresh
+        return answer
+
+    def _token(self, headers: dict[str, str], form: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+        gate = self.token_gate
+        if gate is not None:
+            gate.wait(10)
+        lowered = {k.lower(): v for k, v in headers.items()}
+        client_id = form.get("client_id")
+        if lowered.get("authorization", "").startswith("Basic "):
+            client_id = base64.b64decode(lowered["authorization"][6:]).decode().split(":")[0]
+        if form.get("resource") != self.url:
+            return self._json(400, {"error": "invalid_target"})
+        if form.get("grant_type") == "authorization_code":
+            with self.lock:
+                grant = self.codes.pop(form.get("code", ""), None)
+                self.counts["code"] += 1
+            verifier = form.get("code_verifier", "")
+            challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).decode().rstrip("=")
+            if grant is None or grant["client_id"] != client_id or grant["challenge"] != challenge or grant["redirect_uri"] != form.get("redirect_uri"):
+                return self._json(400, {"error": "invalid_grant"})
+            return self._json(200, self._issue(client_id or "", grant["scopes"]))
+        if form.get("grant_type") == "refresh_token":
+            token = form.get("refresh_token", "")
+            with self.lock:
+                self.counts["refresh"] += 1
+                grant = self.refresh.pop(token, None)
+                reused = token in self.spent_refresh
+                self.spent_refresh.add(token)
+            if grant is None or reused or grant["client_id"] != client_id:
+                return self._json(400, {"error": "invalid_grant"})
+            return self._json(200, self._issue(client_id or "", grant["scopes"]))
+        return self._json(400, {"error": "unsupported_grant_type"})

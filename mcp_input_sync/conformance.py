@@ -14,6 +14,7 @@ exits 2.
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import sys
@@ -22,6 +23,7 @@ from typing import Any, Callable, Optional, Sequence
 from .client import Client, connect_http
 from .errors import ClientError
 from .handler import InputContext, InputHandler
+from .oauth import Headless, OAuth
 
 JsonDict = dict[str, Any]
 
@@ -126,6 +128,45 @@ SCENARIOS: dict[str, Callable[[Client], None]] = {
 }
 
 
+def run_auth(client: Client) -> None:
+    """Every auth/* scenario: the login happened on the way in; list the tools and call the first one."""
+    tools = client.list_tools()
+    if tools:
+        client.call_tool(tools[0]["name"], {})
+
+
+def _context() -> JsonDict:
+    try:
+        context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT", "") or "{}")
+    except ValueError:
+        return {}
+    return context if isinstance(context, dict) else {}
+
+
+def _auth(scenario: str) -> Optional[OAuth]:
+    """The OAuth of an auth/* scenario: headless consent, with the context's pre-registered client when it gives one."""
+    if not scenario.startswith("auth/"):
+        return None
+    context = _context()
+
+    def text(key: str) -> Optional[str]:
+        value = context.get(key)
+        return value if isinstance(value, str) else None
+
+    return OAuth(
+        consent=Headless(redirect_uri="http://localhost:3000/callback"),
+        client_name="mcp-input-sync-conformance",
+        client_id=text("client_id"),
+        client_secret=text("client_secret"),
+        client_issuer=text("issuer"),
+        client_metadata_url=text("client_metadata_url") or CLIENT_METADATA_URL,
+    )
+
+
+#: The Client ID Metadata Document URL this client presents where the server supports them.
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m mcp_input_sync.conformance")
     parser.add_argument("--verbose", action="store_true")
@@ -133,12 +174,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, stream=sys.stderr)
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
-    run = SCENARIOS.get(scenario)
+    run = run_auth if scenario.startswith("auth/") else SCENARIOS.get(scenario)
     if run is None:
         print(f"unknown scenario {scenario!r}; known: {', '.join(sorted(SCENARIOS))}", file=sys.stderr)
         return 2
     try:
-        with connect_http(args.url, handler=ConformanceHandler(), name="mcp-input-sync-conformance", protocol=_protocol(), timeout=20.0) as client:
+        auth = _auth(scenario)
+        with connect_http(args.url, handler=ConformanceHandler(), name="mcp-input-sync-conformance", protocol=_protocol(), timeout=20.0, auth=auth) as client:
             run(client)
     except ClientError as exc:
         print(f"scenario {scenario} failed: {exc}", file=sys.stderr)

@@ -7,7 +7,8 @@
 # Options:
 #   --only ROW      run only matching rows (repeatable).  ROW is a full row name
 #                   (see --list), a scenario name (all its rows), a prefix such as
-#                   "016" or "next:2026-07-28", or a bash glob ("*:sse-retry").
+#                   "016", "next:2026-07-28" or "auth", or a bash glob ("*:sse-retry").
+#                   Without --only every row runs: 14 core and 44 authorization rows.
 #   --timeout SEC   per-scenario client timeout handed to the runner (default 30);
 #                   the runner itself (and all it started) is killed SEC+20 s
 #                   after it started, in case a client's children keep it waiting.
@@ -34,6 +35,9 @@ usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
 fail() { echo "peers/conformance.sh: $*" >&2; exit 2; }
 
 # row-name  runner  spec-version ("-" = do not pass --spec-version)  scenario
+# The 14 core rows, then the 44 authorization rows (auth:VERSION:NAME runs the
+# runner's auth/NAME scenario at VERSION; the list is the runner's own, as
+# `conformance client list` prints it for 0.2.0-alpha.12, extensions left out).
 ROWS="\
 016:initialize                                016   -           initialize
 016:tools_call                                016   -           tools_call
@@ -48,7 +52,51 @@ next:2025-11-25:sse-retry                     next  2025-11-25  sse-retry
 next:2026-07-28:tools_call                    next  2026-07-28  tools_call
 next:2026-07-28:request-metadata              next  2026-07-28  request-metadata
 next:2026-07-28:sep-2322-client-request-state next  2026-07-28  sep-2322-client-request-state
-next:2026-07-28:http-standard-headers         next  2026-07-28  http-standard-headers"
+next:2026-07-28:http-standard-headers         next  2026-07-28  http-standard-headers
+auth:2025-11-25:metadata-default                     next  2025-11-25  auth/metadata-default
+auth:2026-07-28:metadata-default                     next  2026-07-28  auth/metadata-default
+auth:2025-11-25:metadata-var1                        next  2025-11-25  auth/metadata-var1
+auth:2026-07-28:metadata-var1                        next  2026-07-28  auth/metadata-var1
+auth:2025-11-25:metadata-var2                        next  2025-11-25  auth/metadata-var2
+auth:2026-07-28:metadata-var2                        next  2026-07-28  auth/metadata-var2
+auth:2025-11-25:metadata-var3                        next  2025-11-25  auth/metadata-var3
+auth:2026-07-28:metadata-var3                        next  2026-07-28  auth/metadata-var3
+auth:2025-11-25:basic-cimd                           next  2025-11-25  auth/basic-cimd
+auth:2026-07-28:basic-cimd                           next  2026-07-28  auth/basic-cimd
+auth:2025-11-25:scope-from-www-authenticate          next  2025-11-25  auth/scope-from-www-authenticate
+auth:2026-07-28:scope-from-www-authenticate          next  2026-07-28  auth/scope-from-www-authenticate
+auth:2025-11-25:scope-from-scopes-supported          next  2025-11-25  auth/scope-from-scopes-supported
+auth:2026-07-28:scope-from-scopes-supported          next  2026-07-28  auth/scope-from-scopes-supported
+auth:2025-11-25:scope-omitted-when-undefined         next  2025-11-25  auth/scope-omitted-when-undefined
+auth:2026-07-28:scope-omitted-when-undefined         next  2026-07-28  auth/scope-omitted-when-undefined
+auth:2025-11-25:scope-step-up                        next  2025-11-25  auth/scope-step-up
+auth:2026-07-28:scope-step-up                        next  2026-07-28  auth/scope-step-up
+auth:2025-11-25:scope-retry-limit                    next  2025-11-25  auth/scope-retry-limit
+auth:2026-07-28:scope-retry-limit                    next  2026-07-28  auth/scope-retry-limit
+auth:2025-06-18:token-endpoint-auth-basic            next  2025-06-18  auth/token-endpoint-auth-basic
+auth:2025-11-25:token-endpoint-auth-basic            next  2025-11-25  auth/token-endpoint-auth-basic
+auth:2026-07-28:token-endpoint-auth-basic            next  2026-07-28  auth/token-endpoint-auth-basic
+auth:2025-06-18:token-endpoint-auth-post             next  2025-06-18  auth/token-endpoint-auth-post
+auth:2025-11-25:token-endpoint-auth-post             next  2025-11-25  auth/token-endpoint-auth-post
+auth:2026-07-28:token-endpoint-auth-post             next  2026-07-28  auth/token-endpoint-auth-post
+auth:2025-06-18:token-endpoint-auth-none             next  2025-06-18  auth/token-endpoint-auth-none
+auth:2025-11-25:token-endpoint-auth-none             next  2025-11-25  auth/token-endpoint-auth-none
+auth:2026-07-28:token-endpoint-auth-none             next  2026-07-28  auth/token-endpoint-auth-none
+auth:2025-11-25:pre-registration                     next  2025-11-25  auth/pre-registration
+auth:2026-07-28:pre-registration                     next  2026-07-28  auth/pre-registration
+auth:2025-03-26:2025-03-26-oauth-metadata-backcompat next  2025-03-26  auth/2025-03-26-oauth-metadata-backcompat
+auth:2025-03-26:2025-03-26-oauth-endpoint-fallback   next  2025-03-26  auth/2025-03-26-oauth-endpoint-fallback
+auth:2026-07-28:resource-mismatch                    next  2026-07-28  auth/resource-mismatch
+auth:2026-07-28:offline-access-scope                 next  2026-07-28  auth/offline-access-scope
+auth:2026-07-28:offline-access-not-supported         next  2026-07-28  auth/offline-access-not-supported
+auth:2026-07-28:authorization-server-migration       next  2026-07-28  auth/authorization-server-migration
+auth:2026-07-28:iss-supported                        next  2026-07-28  auth/iss-supported
+auth:2026-07-28:iss-not-advertised                   next  2026-07-28  auth/iss-not-advertised
+auth:2026-07-28:iss-supported-missing                next  2026-07-28  auth/iss-supported-missing
+auth:2026-07-28:iss-wrong-issuer                     next  2026-07-28  auth/iss-wrong-issuer
+auth:2026-07-28:iss-unexpected                       next  2026-07-28  auth/iss-unexpected
+auth:2026-07-28:iss-normalized                       next  2026-07-28  auth/iss-normalized
+auth:2026-07-28:metadata-issuer-mismatch             next  2026-07-28  auth/metadata-issuer-mismatch"
 
 ONLY=() TIMEOUT=30 OUT="" NETNS=1
 while [ $# -gt 0 ]; do

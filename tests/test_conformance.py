@@ -1,4 +1,4 @@
-"""The official MCP conformance runner drives ``python -m mcp_input_sync.conformance``: 14 rows must pass.
+"""The official MCP conformance runner drives ``python -m mcp_input_sync.conformance``: 14 core rows and 44 auth rows must pass.
 
 The runner (npm ``@modelcontextprotocol/conformance`` 0.1.16 and
 0.2.0-alpha.12, on Node 22) is installed by ``peers/setup.sh``, which the
@@ -27,7 +27,7 @@ def runner_installed() -> bool:
 @pytest.mark.skipif(not runner_installed(), reason="run peers/setup.sh to install the official conformance runner")
 def test_the_official_conformance_runner_passes_all_14_rows() -> None:
     done = subprocess.run(
-        ["bash", str(ROOT / "peers" / "conformance.sh"), sys.executable, "-m", "mcp_input_sync.conformance"],
+        ["bash", str(ROOT / "peers" / "conformance.sh"), "--only", "016", "--only", "next", sys.executable, "-m", "mcp_input_sync.conformance"],
         capture_output=True,
         text=True,
         timeout=600,
@@ -35,4 +35,37 @@ def test_the_official_conformance_runner_passes_all_14_rows() -> None:
     )
     last = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
     assert last == "14 passed, 0 failed", done.stdout[-3000:] + done.stderr[-3000:]
+    assert done.returncode == 0
+
+
+def auth_rows() -> dict[str, int]:
+    """Each auth scenario of peers/conformance.sh with its number of rows (one per specification version)."""
+    rows: dict[str, int] = {}
+    text = (ROOT / "peers" / "conformance.sh").read_text()
+    for line in text.splitlines():
+        if line.startswith("auth:"):
+            name = line.split()[0].split(":", 2)[2]
+            rows[name] = rows.get(name, 0) + 1
+    return rows
+
+
+AUTH = auth_rows()
+
+
+def test_the_auth_rows_are_the_runners_44() -> None:
+    assert sum(AUTH.values()) == 44 and len(AUTH) == 27
+
+
+@pytest.mark.skipif(not runner_installed(), reason="run peers/setup.sh to install the official conformance runner")
+@pytest.mark.parametrize("scenario", sorted(AUTH))
+def test_the_official_conformance_runner_passes_every_auth_row(scenario: str) -> None:
+    done = subprocess.run(
+        ["bash", str(ROOT / "peers" / "conformance.sh"), "--only", f"auth:*:{scenario}", sys.executable, "-m", "mcp_input_sync.conformance"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    last = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
+    assert last == f"{AUTH[scenario]} passed, 0 failed", done.stdout[-3000:] + done.stderr[-3000:]
     assert done.returncode == 0

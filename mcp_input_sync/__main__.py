@@ -6,6 +6,7 @@
     mcp-input-sync call [--answers FILE] [--protocol P] [--yes] [--json] [--timeout S]
                         TOOL [JSON-ARGS] (--url URL | -- COMMAND [ARG...])
     mcp-input-sync tools|resources|prompts [--protocol P] [--json] (--url URL | -- COMMAND [ARG...])
+    mcp-input-sync login URL | logout URL
 
 Exit codes: 0 ok, 1 tool error (``isError``), 2 usage, 3 input refused or
 incomplete, 4 connection or protocol error (130 after Ctrl-C).
@@ -53,6 +54,12 @@ def _build_parser() -> _Parser:
     call.add_argument("tool", metavar="TOOL")
     call.add_argument("arguments", metavar="JSON-ARGS", nargs="?", default=None, help="the tool's arguments, a JSON object")
 
+    login = sub.add_parser("login", help="log in to a server protected by OAuth, in the browser, and remember the login")
+    login.add_argument("url", metavar="URL", help="the server's Streamable HTTP endpoint")
+    login.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for the browser's redirect (default 300)")
+    logout = sub.add_parser("logout", help="forget the login remembered for a server")
+    logout.add_argument("url", metavar="URL", help="the server's Streamable HTTP endpoint")
+
     for name, what in (("tools", "tools"), ("resources", "resources and resource templates"), ("prompts", "prompts")):
         listing = sub.add_parser(name, help=f"list the server's {what}", epilog=_TARGET_HELP)
         listing.add_argument("--json", action="store_true", help="print the list as JSON")
@@ -74,13 +81,45 @@ def _connect(args: argparse.Namespace, server: list[str], handler: Any, parser: 
     options: dict[str, Any] = {"handler": handler, "name": "mcp-input-sync", "protocol": args.protocol, "timeout": args.timeout}
     try:
         if args.url is not None:
-            return connect_http(args.url, **options)
+            return connect_http(args.url, auth=_oauth(), **options)
         return connect_stdio(server, **options)
     except (TypeError, ValueError) as exc:
         return _usage(parser, str(exc))
     except ClientError as exc:
         print(f"mcp-input-sync: cannot connect: {exc}", file=sys.stderr)
         return EXIT_CONNECTION
+
+
+def _oauth(timeout: float = 300.0) -> Any:
+    """The command line's OAuth: the system browser, and logins kept in the user's config folder."""
+    from .oauth import Browser, FileStore, OAuth
+
+    return OAuth(consent=Browser(timeout=timeout), store=FileStore(), client_name="mcp-input-sync")
+
+
+def _login(args: argparse.Namespace) -> int:
+    from .errors import ClientError
+
+    auth = _oauth(args.timeout)
+    try:
+        auth.login(args.url)
+    except ClientError as exc:
+        print(f"mcp-input-sync: {exc}", file=sys.stderr)
+        return EXIT_CONNECTION
+    except KeyboardInterrupt:
+        print("mcp-input-sync: interrupted", file=sys.stderr)
+        return 130
+    finally:
+        auth.close()
+    print(f"logged in to {args.url} (kept in {auth.store})")
+    return EXIT_OK
+
+
+def _logout(args: argparse.Namespace) -> int:
+    auth = _oauth()
+    held = auth.logout(args.url)
+    print(f"logged out of {args.url}" if held else f"no login was kept for {args.url}")
+    return EXIT_OK
 
 
 def _read_answers(path: str) -> dict[str, Any]:
@@ -232,6 +271,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         from ._demo import run_demo
 
         return run_demo(assume_yes=args.yes)
+    if args.command in ("login", "logout"):
+        if dashes:
+            return _usage(sub, f"{args.command} takes a URL, not a server command")
+        return _login(args) if args.command == "login" else _logout(args)
     if args.url is not None and dashes:
         return _usage(sub, "give either --url URL or -- COMMAND, not both")
     if args.url is None and not server:

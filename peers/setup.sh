@@ -6,10 +6,13 @@
 #   conformance-0.1.16/            @modelcontextprotocol/conformance@0.1.16
 #   conformance-0.2.0-alpha.12/    @modelcontextprotocol/conformance@0.2.0-alpha.12
 #   everything/                    @modelcontextprotocol/server-everything@2026.8.31
-# Each one is `npm ci` of the package.json + package-lock.json in peers/locks/<name>/.
+#   venv-fastmcp/                  fastmcp==4.1.6 (a Python venv; its own, so FastMCP's
+#                                  dependencies never meet the library's test venv)
+# Each npm one is `npm ci` of the package.json + package-lock.json in peers/locks/<name>/;
+# each venv is `pip install -r peers/locks/<name>.txt` (a `pip freeze`: every version pinned).
 # A component is skipped when its stamp file records the sha256 of the lockfile
 # it was installed from, so a second run does nothing (well under a second).
-# Only the npm registry is contacted.  Exit status non-zero on any failure.
+# Only the npm registry and PyPI are contacted.  Exit status non-zero on any failure.
 set -euo pipefail
 
 PEERS_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -72,6 +75,35 @@ all_current() {
   while read -r name lock pkg ver entry; do
     is_current "$name" "$lock" "$entry" || return 1
   done <<< "$COMPONENTS"
+  while read -r name lock pin; do
+    venv_current "$name" "$lock" || return 1
+  done <<< "$VENVS"
+}
+
+# Python peers: name  lockfile (in peers/locks)  the pin that must be installed
+VENVS="\
+venv-fastmcp venv-fastmcp.txt fastmcp==4.1.6"
+PYTHON="${PYTHON:-python3}"
+
+venv_sum() { sha256sum "$LOCKS/$1" | cut -d' ' -f1; }
+
+venv_current() { # name lockfile
+  local stamp="$MIS_PEERS/$1/.mis-peers-stamp"
+  [ -f "$stamp" ] && [ -x "$MIS_PEERS/$1/bin/python" ] && [ "$(cat "$stamp")" = "$(venv_sum "$2")" ]
+}
+
+install_venv() { # name lockfile pin
+  local name="$1" lock="$2" pin="$3" dest="$MIS_PEERS/$1"
+  [ -f "$LOCKS/$lock" ] || die "lockfile missing: $LOCKS/$lock"
+  echo "peers: installing $pin -> $dest"
+  rm -rf "$dest"
+  "$PYTHON" -m venv "$dest" || die "$PYTHON -m venv $dest failed"
+  if ! "$dest/bin/python" -m pip install -q --disable-pip-version-check -r "$LOCKS/$lock" >"$dest/.pip.log" 2>&1; then
+    cat "$dest/.pip.log" >&2
+    die "pip install -r $LOCKS/$lock failed"
+  fi
+  "$dest/bin/python" -m pip freeze 2>/dev/null | grep -qix "$pin" || die "$name: $pin is not what got installed"
+  venv_sum "$lock" > "$dest/.mis-peers-stamp"  # last: a broken install is redone next time
 }
 
 # System packages for the web bridge's tests: a real redis-server, and headless
@@ -117,6 +149,14 @@ while read -r name lock pkg ver entry; do
     install_one "$name" "$lock" "$pkg" "$ver" "$entry"
   fi
 done <<< "$COMPONENTS"
+
+while read -r name lock pin; do
+  if venv_current "$name" "$lock"; then
+    echo "peers: ok $pin"
+  else
+    install_venv "$name" "$lock" "$pin"
+  fi
+done <<< "$VENVS"
 
 # Sanity: the Node we installed runs, and is the pinned one.
 node22="$MIS_PEERS/node22/node_modules/$NODE_PKG/bin/node"

@@ -640,7 +640,8 @@ def test_basic_auth_form_encodes_id_and_secret() -> None:
     assert decoded == "id%3Awith%20space:sec%2Fret%2B%3D%3A"
     assert [unquote(p) for p in decoded.split(":")] == ["id:with space", "sec/ret+=:"]
     body = dict(parse_qsl(token.body))
-    assert "client_id" not in body and "client_secret" not in body
+    # the id also rides in the body (the MCP SDK's server needs it there); the secret in Basic only
+    assert body["client_id"] == "id:with space" and "client_secret" not in body
 
 
 def test_the_authorization_code_request() -> None:

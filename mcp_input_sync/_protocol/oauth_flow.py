@@ -446,14 +446,15 @@ def _token_request(metadata: AuthServerMetadata, fields: list[tuple[str, str]], 
         ("Content-Type", "application/x-www-form-urlencoded"),
         ("Accept", "application/json"),
     ]
+    # The body names the client in every method (RFC 6749 section 3.2.1 allows it; the MCP
+    # SDK's authorization server requires it even beside Basic); the secret goes one way only.
+    fields.append(("client_id", auth.client_id))
     if auth.method == "client_secret_basic":
         # RFC 6749 section 2.3.1: id and secret are form-encoded before Basic
         pair = f"{quote(auth.client_id, safe='')}:{quote(auth.secret or '', safe='')}"
         headers.append(("Authorization", "Basic " + base64.b64encode(pair.encode("utf-8")).decode("ascii")))
-    else:
-        fields.append(("client_id", auth.client_id))
-        if auth.method == "client_secret_post":
-            fields.append(("client_secret", auth.secret or ""))
+    elif auth.method == "client_secret_post":
+        fields.append(("client_secret", auth.secret or ""))
     return TokenRequest(metadata.token_endpoint, urlencode(fields, quote_via=quote), tuple(headers))
 
 

@@ -365,7 +365,7 @@ SETUPS: dict[str, Setup] = {
         "def _browser(url):\n"
         "    assert 'close this window' in _requests.get(url, timeout=10).text\n"
         "    return True\n",
-        "assert [p.suffix for p in (Path.cwd() / 'tokens').iterdir() if p.suffix == '.json'] == ['.json']\n",
+        "assert FileStore(Path.cwd() / 'tokens').path(oauth_server.url).exists()\n",
         replace=(("Browser()", "Browser(open_browser=_browser)"), ("FileStore()", "FileStore(Path.cwd() / 'tokens')")),
     ),
     # a web app's session (a dict) and request (request.url: where the user's browser came back

@@ -15,6 +15,8 @@ from typing import Iterator
 
 import pytest
 
+from mcp_input_sync.oauth import FileStore
+
 from .oauth_peer import OAuthPeer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,7 +55,8 @@ def test_login_call_logout_and_a_cron_job_without_a_login(peer: OAuthPeer, tmp_p
     assert done.returncode == 0, done.stderr
     assert f"logged in to {peer.url}" in done.stdout
     folder = tmp_path / "config" / "mcp-input-sync" / "tokens"
-    assert len(list(folder.glob("*.json"))) == 1
+    record = FileStore(folder).path(peer.url)
+    assert record.exists()
 
     # the login is remembered: a call with no browser at all needs none
     done = run(tmp_path, "false", "call", "--url", peer.url, "whoami")
@@ -63,7 +66,7 @@ def test_login_call_logout_and_a_cron_job_without_a_login(peer: OAuthPeer, tmp_p
 
     done = run(tmp_path, "false", "logout", peer.url)
     assert done.returncode == 0 and f"logged out of {peer.url}" in done.stdout
-    assert list(folder.glob("*.json")) == []
+    assert not record.exists()
     assert "no login was kept" in run(tmp_path, "false", "logout", peer.url).stdout
 
     # no login, no browser, nobody at the terminal: fail at once, saying how to log in
@@ -78,7 +81,7 @@ def test_a_call_on_a_protected_server_logs_in_through_the_browser(peer: OAuthPee
     done = run(tmp_path, f"{sys.executable} {follow} %s", "tools", "--url", peer.url)
     assert done.returncode == 0, done.stderr
     assert "whoami" in done.stdout and "browser window was opened" in done.stderr
-    assert len(list((tmp_path / "config" / "mcp-input-sync" / "tokens").glob("*.json"))) == 1
+    assert FileStore(tmp_path / "config" / "mcp-input-sync" / "tokens").path(peer.url).exists()
 
 
 def test_login_takes_a_url_not_a_command(tmp_path: Path) -> None:

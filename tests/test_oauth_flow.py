@@ -161,14 +161,15 @@ def test_a_restart_with_the_file_store_refreshes_without_a_second_login(peer: OA
     assert peer.counts["authorize"] == 1 and peer.counts["register"] == 1 and peer.counts["refresh"] == 1
 
 
-def test_the_file_store_writes_one_private_file_per_server(peer: OAuthPeer, tmp_path: Path) -> None:
+def test_the_file_store_writes_private_files_per_server_and_per_issuer(peer: OAuthPeer, tmp_path: Path) -> None:
     folder = tmp_path / "tokens"
     store = FileStore(folder)
     with connect(peer, headless(store=store)) as client:
         whoami(client)
-    files = [p for p in folder.iterdir() if p.suffix == ".json"]
-    assert files == [store.path(peer.url)]
-    assert stat.S_IMODE(files[0].stat().st_mode) == 0o600 and stat.S_IMODE(folder.stat().st_mode) == 0o700
+    files = sorted(p for p in folder.iterdir() if p.suffix == ".json")
+    # the server's record (tokens), and the registration made at its issuer (shared by accounts and servers)
+    assert files == sorted([store.path(peer.url), store.path(f"client\n{peer.origin}\nnative")])
+    assert all(stat.S_IMODE(f.stat().st_mode) == 0o600 for f in files) and stat.S_IMODE(folder.stat().st_mode) == 0o700
     assert peer.url not in "".join(p.name for p in folder.iterdir())
     assert not any(p.name.startswith(".tmp-") for p in folder.iterdir())
 
@@ -408,3 +409,43 @@ def test_login_and_logout(peer: OAuthPeer) -> None:
     assert peer.counts["authorize"] == 1 and auth.tokens(peer.url) is not None
     assert auth.logout(peer.url) is True and auth.tokens(peer.url) is None
     assert auth.logout(peer.url) is False
+
+
+def test_one_oauth_for_two_servers_sends_each_its_own_token(peer: OAuthPeer) -> None:
+    other = OAuthPeer()
+    try:
+        auth = headless()
+        with connect(peer, auth) as first, connect(other, auth) as second:
+            assert whoami(first) == MCP and whoami(second) == MCP
+        mine, theirs = auth.authorization(peer.url), auth.authorization(other.url)
+        assert mine is not None and theirs is not None and mine != theirs
+        assert all(h.get("authorization") in (None, mine) for h in peer.requests_to("/mcp"))
+        assert all(h.get("authorization") in (None, theirs) for h in other.requests_to("/mcp"))
+    finally:
+        other.close()
+
+
+def test_accounts_share_one_registration_per_issuer(peer: OAuthPeer) -> None:
+    store = MemoryStore()
+    for user in ("alice", "bob"):
+        with connect(peer, OAuth(consent=Headless(), store=store, account=user)) as client:
+            whoami(client)
+    assert peer.counts["register"] == 1 and peer.counts["authorize"] == 2
+    alice, bob = store.load("alice\n" + peer.url), store.load("bob\n" + peer.url)
+    assert alice is not None and bob is not None
+    assert alice["client"] == bob["client"] and alice["tokens"] != bob["tokens"]
+
+
+def test_a_token_endpoint_error_is_named_not_quoted(peer: OAuthPeer) -> None:
+    peer.token_gate = None
+    original = peer._token
+
+    def failing(headers: dict[str, str], form: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+        return 500, {"Content-Type": "text/plain"}, b"stack trace with secrets"
+
+    peer._token = failing  # type: ignore[method-assign]
+    try:
+        error = expect_refusal(peer, "token")
+    finally:
+        peer._token = original  # type: ignore[method-assign]
+    assert "HTTP 500" in error.message and "secrets" not in error.message

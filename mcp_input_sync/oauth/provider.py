@@ -348,8 +348,15 @@ class OAuth:
         self, server_url: str, challenge: Optional[BearerChallenge], stored: Optional[dict[str, Any]], redirect_uri: str, application_type: str
     ) -> tuple[flow.Discovery, flow.Client]:
         discovery = flow.discover(self.fetcher, server_url, challenge)
+        issuer = discovery.metadata.issuer
         known = flow.Client.from_dict(stored.get("client")) if stored is not None else None
+        shared_key = f"client\n{issuer}\n{application_type}"
+        if known is None or known.issuer != issuer:
+            # a registration this app made at the issuer for another server or another user
+            known = flow.Client.from_dict(self.store.load(shared_key))
         client = flow.register(self.fetcher, self.settings, discovery.metadata, redirect_uri, application_type, known)
+        if client.source == "dynamic" and client != known:
+            self.store.save(shared_key, client.to_dict())
         return discovery, client
 
     def _login(self, server_url: str, challenge: Optional[BearerChallenge], stored: Optional[dict[str, Any]], scopes: Optional[Sequence[str]]) -> None:

@@ -4,7 +4,10 @@ A store keeps one JSON-ready record per key. The flow writes one record per
 server and account (``key`` is built by :func:`record_key`): the tokens with
 their absolute expiry, the authorization server's metadata, the client's
 registration at that server and the scopes granted, so that a process that
-starts again refreshes the tokens instead of asking the user to log in.
+starts again refreshes the tokens instead of asking the user to log in. It
+also keeps each dynamic registration under ``client\n<issuer>\n<application
+type>``, so that every account and server of one app uses one registration
+per authorization server instead of registering for each user.
 
 The interface (:class:`TokenStore`) has four methods; a host can implement it
 on anything that keeps a dict per key (a Django model, a cache, a vault):
@@ -118,7 +121,7 @@ def default_folder() -> Path:
 
 
 class FileStore:
-    """One JSON file per server and account in ``folder``, readable by the user alone.
+    """One JSON file per key (a server and account, or an issuer's registration) in ``folder``, readable by the user alone.
 
     The folder is made with mode 0700 and each file is written with mode
     0600 through a temporary file renamed over the old one, so a reader

@@ -1,5 +1,9 @@
 """End to end in headless Chromium (Debian's chromium and chromedriver, driven by Selenium).
 
+Also a person logging in to a protected MCP server through the app's login
+blueprint: the browser follows the app's redirect to the authorization
+server (tests/oauth_peer.py) and back to the app's callback.
+
 A real client call parks a form through WebHandler; a person (the browser)
 signs in to a real Flask server, opens the pending input, fills the rendered
 form and submits it; the call completes with the typed answer. A screenshot
@@ -32,20 +36,36 @@ from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 from werkzeug.serving import make_server  # noqa: E402
 
 from mcp_input_sync.web import PendingInputBroker, WebHandler  # noqa: E402
-from mcp_input_sync.web.flask import blueprint  # noqa: E402
+from mcp_input_sync.oauth import MemoryStore  # noqa: E402
+from mcp_input_sync.web.flask import blueprint, login_blueprint  # noqa: E402
+from mcp_input_sync.web.logins import Logins  # noqa: E402
 
 from mcp_input_sync.testing import FakeServer  # noqa: E402
 
 from .harness import schema_errors  # noqa: E402
+from .oauth_peer import OAuthPeer  # noqa: E402
 from .test_web_core import Background, wait_empty, wait_pending, web_client, web_server  # noqa: E402
 
 
 @pytest.fixture
-def site() -> Iterator[tuple[str, PendingInputBroker]]:
+def peer() -> Iterator[OAuthPeer]:
+    server = OAuthPeer()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def logins(peer: OAuthPeer) -> Logins:
+    return Logins(MemoryStore(), {"notes": peer.url}, client_name="browser-test")
+
+
+@pytest.fixture
+def site(logins: Logins) -> Iterator[tuple[str, PendingInputBroker]]:
     broker = PendingInputBroker()
     app = flask.Flask(__name__)
     app.secret_key = "browser-test"
     app.register_blueprint(blueprint(broker, lambda: flask.session.get("user")), url_prefix="/inputs")
+    app.register_blueprint(login_blueprint(logins, lambda: flask.session.get("user")), url_prefix="/mcp-login")
 
     @app.get("/login/<user>")
     def login(user: str) -> Any:
@@ -162,3 +182,18 @@ def test_decline_skips_the_browser_checks(site: tuple[str, PendingInputBroker], 
         # the click loads a new page whose <main> replaces the old one: wait for its text (bounded)
         WebDriverWait(browser, 10, ignored_exceptions=(StaleElementReferenceException,)).until(lambda d: "Nothing is waiting" in d.find_element(By.TAG_NAME, "main").text)
         assert call.answer() == {"result": {"action": "decline"}}
+
+
+def test_a_person_logs_in_to_a_protected_server_in_chromium(
+    site: tuple[str, PendingInputBroker], logins: Logins, peer: OAuthPeer, browser: Any
+) -> None:
+    base, _ = site
+    browser.get(f"{base}/login/alice")
+    assert logins.status("alice") == {"notes": False}
+    browser.get(f"{base}/mcp-login/notes/login?next=/inputs/")  # app -> authorization server -> app's callback -> next
+    assert browser.current_url == f"{base}/inputs/"
+    assert logins.status("alice") == {"notes": True} and logins.status("bob") == {"notes": False}
+    registered = next(iter(peer.clients.values()))
+    assert registered["redirect_uris"] == [f"{base}/mcp-login/callback"] and registered["application_type"] == "web"
+    with logins.connect("alice", "notes", handler=None, protocol="legacy") as client:
+        assert client.call_tool("whoami", {})["content"][0]["text"] == "mcp offline_access"

@@ -34,7 +34,8 @@ if not settings.configured:
         ALLOWED_HOSTS=["testserver"],
         ROOT_URLCONF=__name__,
         INSTALLED_APPS=["mcp_input_sync.web.django"],
-        MIDDLEWARE=["django.middleware.csrf.CsrfViewMiddleware"],
+        MIDDLEWARE=["django.contrib.sessions.middleware.SessionMiddleware", "django.middleware.csrf.CsrfViewMiddleware"],
+        SESSION_ENGINE="django.contrib.sessions.backends.signed_cookies",
         MCP_INPUT_SYNC_BROKER=BROKER,
         MCP_INPUT_SYNC_USER=header_user,
         USE_TZ=True,
@@ -47,7 +48,19 @@ from django.urls import include, path  # noqa: E402
 
 from mcp_input_sync.web.django import views  # noqa: E402
 
-urlpatterns = [path("inputs/", include("mcp_input_sync.web.django.urls"))]
+def host_page(request: Any) -> Any:
+    """A page of the host's own, with its logout form's CSRF token (what ``{% csrf_token %}`` puts there)."""
+    from django.http import HttpResponse
+    from django.middleware.csrf import get_token
+
+    return HttpResponse(f'<form method="post"><input name="csrfmiddlewaretoken" value="{get_token(request)}"></form>')
+
+
+urlpatterns = [
+    path("inputs/", include("mcp_input_sync.web.django.urls")),
+    path("mcp-login/", include("mcp_input_sync.web.django.login_urls")),
+    path("page/", host_page),
+]
 
 pytestmark = pytest.mark.skipif(settings.ROOT_URLCONF != __name__, reason="Django was configured by another test module")
 
@@ -198,3 +211,75 @@ def test_a_deferred_call_ends_on_its_page(broker: PendingInputBroker) -> None:
             assert DjangoClient().get(f"/inputs/calls/{state.id}/").status_code == 403
     finally:
         fake.close()
+
+
+# ---------------------------------------------------------------------------- logging users in to protected MCP servers
+
+
+@pytest.fixture
+def logins() -> Iterator[Any]:
+    from mcp_input_sync.oauth import MemoryStore
+    from mcp_input_sync.web.logins import Logins
+
+    from .oauth_peer import OAuthPeer
+
+    peer = OAuthPeer()
+    found = Logins(MemoryStore(), {"notes": peer.url}, client_name="django-test")
+    try:
+        with override_settings(MCP_INPUT_SYNC_LOGINS=found):
+            yield found, peer
+    finally:
+        peer.close()
+
+
+def authorize(location: str) -> str:
+    """The user at the authorization server: it grants at once and redirects back to the callback."""
+    import requests
+
+    back = requests.get(location, allow_redirects=False, timeout=10).headers["Location"]
+    assert back.startswith("http://testserver/mcp-login/callback/?")
+    return back[len("http://testserver"):]
+
+
+def test_a_user_logs_in_to_a_protected_server_and_the_app_calls_it_for_them(logins: Any) -> None:
+    import mcp_input_sync as mis
+
+    found, peer = logins
+    alice = browser("alice")
+    started = alice.get("/mcp-login/notes/login/?next=/inputs/")
+    assert started.status_code == 303 and started["Location"].startswith(peer.origin + "/authorize?")
+    registered = next(iter(peer.clients.values()))
+    assert registered["application_type"] == "web" and registered["redirect_uris"] == ["http://testserver/mcp-login/callback/"]
+    done = alice.get(authorize(started["Location"]))
+    assert done.status_code == 303 and done["Location"] == "/inputs/"
+    assert alice.get("/mcp-login/status.json").json() == {"notes": True}
+    assert browser("bob").get("/mcp-login/status.json").json() == {"notes": False}
+    with found.connect("alice", "notes", handler=mis.InputHandler(), protocol="legacy") as client:
+        assert client.call_tool("whoami", {})["content"][0]["text"] == "mcp offline_access"
+    with pytest.raises(mis.ClientError) as caught:
+        found.connect("bob", "notes", handler=mis.InputHandler(), protocol="legacy")
+    assert caught.value.check == "login"
+    # logout takes Django's CSRF token
+    assert alice.post("/mcp-login/notes/logout/", {"next": "/inputs/"}).status_code == 403
+    token = csrf_of(alice.get("/page/").content.decode())
+    out = alice.post("/mcp-login/notes/logout/", {"next": "/inputs/", "csrfmiddlewaretoken": token})
+    assert out.status_code == 303 and out["Location"] == "/inputs/"
+    assert alice.get("/mcp-login/status.json").json() == {"notes": False}
+
+
+def test_the_login_views_refuse_what_they_should(logins: Any) -> None:
+    found, peer = logins
+    assert DjangoClient().get("/mcp-login/notes/login/").status_code == 403
+    alice = browser("alice")
+    assert alice.get("/mcp-login/nowhere/login/").status_code == 404
+    started = alice.get("/mcp-login/notes/login/?next=//evil.example/")
+    back = authorize(started["Location"])
+    assert browser("bob").get(back).status_code == 400  # another user's browser has no login in progress
+    done = alice.get(back)
+    assert done.status_code == 303 and done["Location"] == "/"  # never an open redirect
+    again = alice.get(back)  # the login was used up with the session's record
+    assert again.status_code == 400 and "No login to an MCP server is in progress" in again.content.decode()
+    peer.iss_mode = "wrong"
+    started = alice.get("/mcp-login/notes/login/")
+    failed = alice.get(authorize(started["Location"]))
+    assert failed.status_code == 400 and "another issuer" in failed.content.decode()

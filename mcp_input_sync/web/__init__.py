@@ -8,6 +8,10 @@ owning user answers it through the host's web routes.
 forms back. :mod:`mcp_input_sync.web.flask` is a Flask blueprint and
 :mod:`mcp_input_sync.web.django` a Django app built on them.
 
+Logging users in to servers protected by OAuth: :mod:`mcp_input_sync.web.logins`
+(:class:`~mcp_input_sync.web.logins.Logins`, framework-neutral), the Flask
+``login_blueprint`` and the Django ``login_urls``.
+
 In the 2026-07-28 era, :meth:`PendingInputBroker.start_call` runs a call
 where no thread waits: any process resumes it once the user has answered
 (:class:`CallState` says where it stands).

@@ -30,6 +30,9 @@ Routes (relative to the blueprint's prefix):
 of another user, an unknown id and an input already answered all answer
 404.
 
+:func:`login_blueprint` logs the signed-in user in to the app's protected
+MCP servers (docs/oauth-flask.md).
+
 CSRF: by default every POST must carry the per-session token the form
 holds (field ``_mis_csrf``; a mismatch answers 400). A host protecting every
 POST with Flask-WTF's ``CSRFProtect`` passes ``csrf_token=generate_csrf``
@@ -39,17 +42,20 @@ POST with Flask-WTF's ``CSRFProtect`` passes ``csrf_token=generate_csrf``
 
 from __future__ import annotations
 
+import html
 import secrets
 from typing import Any, Callable, Optional
 
 from flask import Blueprint, Response, abort, jsonify, redirect, request, session, url_for
 from werkzeug.wrappers import Response as BaseResponse
 
+from ..errors import ClientError
 from .deferred import Store
 from .forms import answer_submission, call_json, render_call, render_list, render_page, submitted_values
+from .logins import SESSION_KEY, Logins, safe_next
 from .pending import InputNotFound
 
-__all__ = ["CSRF_FIELD", "blueprint"]
+__all__ = ["CSRF_FIELD", "blueprint", "csrf_field", "login_blueprint"]
 
 #: The hidden field (and session key) of the blueprint's own CSRF token.
 CSRF_FIELD = "_mis_csrf"
@@ -74,6 +80,11 @@ def _session_token() -> str:
         token = secrets.token_urlsafe(32)
         session[CSRF_FIELD] = token
     return token
+
+
+def csrf_field() -> str:
+    """The hidden input carrying the blueprints' own CSRF token, for a logout form of the host's page."""
+    return f'<input type="hidden" name="{CSRF_FIELD}" value="{html.escape(_session_token())}">'
 
 
 def blueprint(
@@ -171,5 +182,94 @@ def blueprint(
     def call(call_id: str) -> Response:
         state, items = call_state(call_id)
         return _html(render_call(state, items))
+
+    return bp
+
+
+def _error_page(title: str, message: str, status: int) -> Response:
+    body = (
+        "<!doctype html><html><head><meta charset='utf-8'><title>" + html.escape(title) + "</title></head>"
+        "<body><h1>" + html.escape(title) + "</h1><p>" + html.escape(message) + "</p></body></html>"
+    )
+    return _html(body, status)
+
+
+def login_blueprint(
+    logins: Logins,
+    user_loader: Callable[[], Optional[Any]],
+    *,
+    name: str = "mcp_login",
+    csrf_token: Optional[Callable[[], str]] = None,
+) -> Blueprint:
+    """A blueprint that logs the signed-in user in to the app's protected MCP servers (OAuth, ``application_type`` web).
+
+    Routes (relative to the blueprint's prefix; ``<server>`` is a name of ``logins.servers``):
+
+    - ``GET /<server>/login?next=/page``: start the login and redirect to the
+      authorization server; the login in progress is kept in the session;
+    - ``GET /callback``: where the authorization server sends the user back
+      (register this URL's absolute form, as ``url_for(name + ".callback",
+      _external=True)`` gives it); on success 303 to ``next`` (a path on
+      this site only), else 400 with what failed;
+    - ``POST /<server>/logout``: forget the user's tokens (CSRF token as in
+      :func:`blueprint`), then 303 to ``next``;
+    - ``GET /status.json``: ``{server: logged in}`` for the user.
+
+    No signed-in user: 403. An unknown server name: 404.
+    """
+    bp = Blueprint(name, __name__)
+
+    def current_user() -> str:
+        user = user_loader()
+        if user is None:
+            abort(403)
+        return str(user)
+
+    def known(server: str) -> str:
+        if server not in logins.servers:
+            abort(404)
+        return server
+
+    def see_other(target: str) -> BaseResponse:
+        response = redirect(target, 303)
+        response.headers.update(_HEADERS)
+        return response
+
+    @bp.get("/<server>/login")
+    def login(server: str) -> BaseResponse:
+        user = current_user()
+        try:
+            target, record = logins.start(user, known(server), url_for(".callback", _external=True), request.args.get("next"))
+        except ClientError as exc:
+            return _error_page("The login could not start", exc.message, 502)
+        session[SESSION_KEY] = record
+        return see_other(target)
+
+    @bp.get("/callback")
+    def callback() -> BaseResponse:
+        user = current_user()
+        record = session.pop(SESSION_KEY, None)
+        try:
+            target = logins.finish(user, record, request.url)
+        except ClientError as exc:
+            return _error_page("The login did not complete", exc.message, 400)
+        return see_other(target)
+
+    @bp.post("/<server>/logout")
+    def logout(server: str) -> BaseResponse:
+        user = current_user()
+        if csrf_token is None:
+            sent = request.form.get(CSRF_FIELD, "")
+            expected = session.get(CSRF_FIELD)
+            if not isinstance(expected, str) or not secrets.compare_digest(sent.encode(), expected.encode()):
+                abort(400, description="CSRF token missing or invalid")
+        logins.logout(user, known(server))
+        return see_other(safe_next(request.form.get("next") or request.args.get("next")))
+
+    @bp.get("/status.json")
+    def status() -> Response:
+        response = jsonify(logins.status(current_user()))
+        response.headers.update(_HEADERS)
+        return response
 
     return bp

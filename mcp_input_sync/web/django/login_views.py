@@ -1,0 +1,126 @@
+"""Views that log the signed-in user in to the app's protected MCP servers (OAuth, ``application_type`` web).
+
+Settings:
+
+- ``MCP_INPUT_SYNC_LOGINS`` (required): a :class:`~mcp_input_sync.web.logins.Logins`
+  (the servers by name, and the token store every worker shares), or its dotted path.
+- ``MCP_INPUT_SYNC_USER`` (optional): as for the inputs views; by default
+  ``str(request.user.pk)`` of an authenticated user.
+
+Routes (``mcp_input_sync.web.django.login_urls``, namespace ``mcp_login``):
+``login`` (``"<server>/login/"``, GET, ``?next=/page``), ``callback``
+(``"callback/"``, GET: the library registers its absolute URL with each
+authorization server itself), ``logout`` (``"<server>/logout/"``, POST with Django's CSRF
+token, then 303 to ``next``), ``status`` (``"status.json"``). No user: 403;
+an unknown server: 404; a login that failed: 400 with what failed.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any, Callable
+
+from django.conf import settings  # type: ignore[import-untyped, import-not-found, unused-ignore]
+from django.core.exceptions import ImproperlyConfigured  # type: ignore[import-untyped, import-not-found, unused-ignore]
+from django.http import (  # type: ignore[import-untyped, import-not-found, unused-ignore]
+    Http404,
+    HttpResponse,
+    HttpResponseForbidden,
+    HttpResponseNotAllowed,
+    HttpResponseRedirect,
+    JsonResponse,
+)
+from django.urls import reverse  # type: ignore[import-untyped, import-not-found, unused-ignore]
+from django.utils.module_loading import import_string  # type: ignore[import-untyped, import-not-found, unused-ignore]
+from django.views.decorators.csrf import csrf_protect  # type: ignore[import-untyped, import-not-found, unused-ignore]
+
+from ...errors import ClientError
+from ..logins import SESSION_KEY, Logins, safe_next
+from .views import _headers, get_user
+
+__all__ = ["callback", "login", "logout", "status"]
+
+
+def get_logins() -> Logins:
+    """The :class:`Logins` named by ``MCP_INPUT_SYNC_LOGINS``."""
+    value = getattr(settings, "MCP_INPUT_SYNC_LOGINS", None)
+    if isinstance(value, str):
+        value = import_string(value)
+    if not isinstance(value, Logins):
+        raise ImproperlyConfigured("MCP_INPUT_SYNC_LOGINS must be a mcp_input_sync.web.logins.Logins or its dotted path")
+    return value
+
+
+def _see_other(target: str) -> Any:
+    response = _headers(HttpResponseRedirect(target))
+    response.status_code = 303
+    return response
+
+
+def _failed(title: str, message: str, status: int) -> Any:
+    body = (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title></head>"
+        f"<body><h1>{html.escape(title)}</h1><p>{html.escape(message)}</p></body></html>"
+    )
+    return _headers(HttpResponse(body, status=status, content_type="text/html; charset=utf-8"))
+
+
+def login(request: Any, server: str) -> Any:
+    """GET: start the user's login to ``server`` and redirect to its authorization server."""
+    if request.method not in ("GET", "HEAD"):
+        return HttpResponseNotAllowed(["GET", "HEAD"])
+    user = get_user(request)
+    if user is None:
+        return HttpResponseForbidden()
+    logins = get_logins()
+    if server not in logins.servers:
+        raise Http404("no such MCP server")
+    callback_url = request.build_absolute_uri(reverse("mcp_login:callback"))
+    try:
+        target, record = logins.start(user, server, callback_url, request.GET.get("next"))
+    except ClientError as exc:
+        return _failed("The login could not start", exc.message, 502)
+    request.session[SESSION_KEY] = record
+    return _see_other(target)
+
+
+def callback(request: Any) -> Any:
+    """GET: the authorization server's redirect; finish the login and go on to ``next``."""
+    if request.method not in ("GET", "HEAD"):
+        return HttpResponseNotAllowed(["GET", "HEAD"])
+    user = get_user(request)
+    if user is None:
+        return HttpResponseForbidden()
+    record = request.session.pop(SESSION_KEY, None)
+    try:
+        target = get_logins().finish(user, record, request.build_absolute_uri())
+    except ClientError as exc:
+        return _failed("The login did not complete", exc.message, 400)
+    return _see_other(target)
+
+
+def _logout(request: Any, server: str) -> Any:
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
+    user = get_user(request)
+    if user is None:
+        return HttpResponseForbidden()
+    logins = get_logins()
+    if server not in logins.servers:
+        raise Http404("no such MCP server")
+    logins.logout(user, server)
+    return _see_other(safe_next(request.POST.get("next") or request.GET.get("next")))
+
+
+#: POST: forget the user's tokens for ``server`` (Django's CSRF check first), then 303 to ``next``.
+logout: Callable[..., Any] = csrf_protect(_logout)
+
+
+def status(request: Any) -> Any:
+    """GET: ``{server: logged in}`` for the user."""
+    if request.method not in ("GET", "HEAD"):
+        return HttpResponseNotAllowed(["GET", "HEAD"])
+    user = get_user(request)
+    if user is None:
+        return HttpResponseForbidden()
+    return _headers(JsonResponse(get_logins().status(user)))

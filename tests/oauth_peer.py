@@ -8,7 +8,8 @@ attributes of :class:`OAuthPeer` (set them before the request they concern).
   ``tools/call``) and wants ``Authorization: Bearer <token>``: 401 with a
   challenge naming the PRM without one, 403 ``insufficient_scope`` for the
   ``admin`` tool without the ``admin`` scope. ``whoami`` answers the scopes
-  of the token it was called with.
+  of the token it was called with; ``hold`` answers only once ``hold_gate``
+  is set (a request kept open).
 * ``/.well-known/oauth-protected-resource/mcp``, ``/.well-known/oauth-authorization-server``:
   the metadata documents (``prm`` and ``metadata`` replace fields).
 * ``/register`` (RFC 7591), ``/authorize`` (a 302 straight back to the
@@ -58,6 +59,8 @@ class OAuthPeer:
         self.token_gate: Optional[threading.Event] = None  # the token endpoint waits for it (bounded)
         self.registration_status = 201
         self.mcp_redirect: Optional[str] = None  # /mcp answers an authorised request with a 307 there
+        self.hold_gate = threading.Event()  # the hold tool answers once it is set (bounded wait)
+        self.holding = threading.Event()  # set while a hold call waits
         self.outer = self
         peer = self
 
@@ -178,6 +181,9 @@ class OAuthPeer:
             name = message["params"]["name"]
             if name == "admin" and "admin" not in grant["scopes"]:
                 return self._challenge(403, "insufficient_scope", "admin")
+            if name == "hold":
+                self.holding.set()
+                self.hold_gate.wait(10)
             result = {"content": [{"type": "text", "text": " ".join(grant["scopes"])}]}
         elif method == "server/discover":
             return self._json(200, {"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "no"}})

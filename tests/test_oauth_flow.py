@@ -449,3 +449,20 @@ def test_a_token_endpoint_error_is_named_not_quoted(peer: OAuthPeer) -> None:
     finally:
         peer._token = original  # type: ignore[method-assign]
     assert "HTTP 500" in error.message and "secrets" not in error.message
+
+
+def test_no_lock_is_held_while_a_request_is_open(peer: OAuthPeer) -> None:
+    auth = headless()
+    with connect(peer, auth) as client:
+        whoami(client)
+        results: list[Any] = []
+        held = threading.Thread(target=lambda: results.append(client.call_tool("hold", {})))
+        held.start()
+        assert peer.holding.wait(10)  # the hold call is open at the server
+        with peer.lock:
+            peer.access.clear()
+        assert whoami(client) == MCP  # a refresh, under the record's lock, while that call stays open
+        assert held.is_alive() and peer.counts["refresh"] == 1
+        peer.hold_gate.set()
+        held.join(10)
+    assert len(results) == 1 and not held.is_alive()

@@ -42,13 +42,14 @@ def auth_error(exc: OAuthRefused) -> ClientError:
 
 
 class _Entry:
-    """What this process knows of one server's record (a cache of the store's)."""
+    """What this process knows of one server's record (a cache of the store's), its tokens read once."""
 
-    __slots__ = ("record", "header")
+    __slots__ = ("record", "tokens", "header")
 
     def __init__(self, record: Optional[dict[str, Any]]) -> None:
         self.record = record
-        self.header = _header(record)
+        self.tokens = _tokens(record)
+        self.header = None if self.tokens is None else self.tokens.authorization()
 
 
 def _tokens(record: Optional[Mapping[str, Any]]) -> Optional[Tokens]:
@@ -136,7 +137,7 @@ class OAuth:
         the server's 401 then leads to a login.
         """
         entry = self._entry(server_url)
-        tokens = _tokens(entry.record)
+        tokens = entry.tokens
         if tokens is None or not tokens.expired(_clock(), self.refresh_margin):
             return entry.header
         if tokens.refresh_token is None:
@@ -189,7 +190,7 @@ class OAuth:
 
     def tokens(self, server_url: str) -> Optional[Tokens]:
         """The tokens held for ``server_url`` (their repr hides them), or None."""
-        return _tokens(self._entry(server_url).record)
+        return self._entry(server_url).tokens
 
     def begin(self, server_url: str, redirect_uri: str, *, application_type: str = "web") -> dict[str, Any]:
         """Start a login whose redirect comes back to ``redirect_uri`` (a web app's callback view).

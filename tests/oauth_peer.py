@@ -267,3 +267,28 @@ class OAuthPeer:
                 return self._json(400, {"error": "invalid_grant"})
             return self._json(200, self._issue(client_id or "", grant["scopes"]))
         return self._json(400, {"error": "unsupported_grant_type"})
+
+
+def race_renewals(peer: OAuthPeer, providers: list[Any], sent: Optional[str]) -> list[Optional[BaseException]]:
+    """Tell each provider, on a thread of its own, that ``sent`` met a 401; the token endpoint waits for all of them.
+
+    Returns each thread's outcome (None: it returned). The providers stand for
+    processes sharing one store: only the store's lock keeps them from two refreshes.
+    """
+    peer.token_gate = threading.Event()
+    outcomes: list[Optional[BaseException]] = []
+
+    def renew(provider: Any) -> None:
+        try:
+            provider.challenged(peer.url, 401, {"WWW-Authenticate": 'Bearer error="invalid_token"'}, sent)
+            outcomes.append(None)
+        except BaseException as exc:  # noqa: BLE001 - reported to the test
+            outcomes.append(exc)
+
+    threads = [threading.Thread(target=renew, args=(provider,)) for provider in providers]
+    for thread in threads:
+        thread.start()
+    peer.token_gate.set()
+    for thread in threads:
+        thread.join(10)
+    return outcomes

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import stat
 import threading
 from pathlib import Path
@@ -22,7 +21,7 @@ from freezegun import freeze_time
 import mcp_input_sync as mis
 from mcp_input_sync.oauth import Browser, FileStore, Headless, MemoryStore, OAuth
 
-from .oauth_peer import OAuthPeer
+from .oauth_peer import OAuthPeer, race_renewals
 
 JsonDict = dict[str, Any]
 #: The scopes whoami answers after a first login: the PRM's, and offline_access, which the server lists.
@@ -183,22 +182,7 @@ def test_two_processes_sharing_a_file_store_refresh_once(peer: OAuthPeer, tmp_pa
     first, second = OAuth(store=FileStore(tmp_path)), OAuth(store=FileStore(tmp_path))
     sent = first.authorization(peer.url)
     assert sent == second.authorization(peer.url)
-    peer.token_gate = threading.Event()
-    outcomes: list[Optional[BaseException]] = []
-
-    def renew(provider: OAuth) -> None:
-        try:
-            provider.challenged(peer.url, 401, {"WWW-Authenticate": 'Bearer error="invalid_token"'}, sent)
-            outcomes.append(None)
-        except BaseException as exc:  # noqa: BLE001
-            outcomes.append(exc)
-
-    threads = [threading.Thread(target=renew, args=(p,)) for p in (first, second)]
-    for thread in threads:
-        thread.start()
-    peer.token_gate.set()
-    for thread in threads:
-        thread.join(10)
+    outcomes = race_renewals(peer, [first, second], sent)
     assert outcomes == [None, None]
     assert peer.counts["refresh"] == 1
     assert first.authorization(peer.url) == second.authorization(peer.url) != sent

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import json
-import threading
 import uuid
-from typing import Iterator, Optional
+from typing import Iterator
 
 import pytest
 
@@ -13,7 +12,7 @@ import mcp_input_sync as mis
 from mcp_input_sync.oauth import Headless, OAuth
 from mcp_input_sync.oauth.redis_store import RedisStore
 
-from .oauth_peer import OAuthPeer
+from .oauth_peer import OAuthPeer, race_renewals
 from .test_web_redis import redis, redis_url  # noqa: F401 - the module's skips and its redis-server fixture
 
 
@@ -80,22 +79,7 @@ def test_two_workers_refresh_once(stores: tuple[RedisStore, RedisStore], peer: O
     first, second = OAuth(store=a, account="u1"), OAuth(store=b, account="u1")
     sent = first.authorization(peer.url)
     assert sent is not None and sent == second.authorization(peer.url)
-    peer.token_gate = threading.Event()
-    outcomes: list[Optional[BaseException]] = []
-
-    def renew(provider: OAuth) -> None:
-        try:
-            provider.challenged(peer.url, 401, {"WWW-Authenticate": 'Bearer error="invalid_token"'}, sent)
-            outcomes.append(None)
-        except BaseException as exc:  # noqa: BLE001
-            outcomes.append(exc)
-
-    threads = [threading.Thread(target=renew, args=(p,)) for p in (first, second)]
-    for thread in threads:
-        thread.start()
-    peer.token_gate.set()
-    for thread in threads:
-        thread.join(10)
+    outcomes = race_renewals(peer, [first, second], sent)
     assert outcomes == [None, None] and peer.counts["refresh"] == 1
     assert first.authorization(peer.url) == second.authorization(peer.url) != sent
     record = a.load("u1\n" + peer.url)

@@ -51,7 +51,7 @@ from werkzeug.wrappers import Response as BaseResponse
 
 from ..errors import ClientError
 from .deferred import Store
-from .forms import answer_submission, call_json, render_call, render_list, render_page, submitted_values
+from .forms import answer_submission, call_json, render_call, render_list, render_notice, render_page, submitted_values
 from .logins import SESSION_KEY, Logins, safe_next
 from .pending import InputNotFound
 
@@ -80,6 +80,14 @@ def _session_token() -> str:
         token = secrets.token_urlsafe(32)
         session[CSRF_FIELD] = token
     return token
+
+
+def _check_session_token() -> None:
+    """Abort with 400 unless the POST carries the session's own CSRF token."""
+    sent = request.form.get(CSRF_FIELD, "")
+    expected = session.get(CSRF_FIELD)
+    if not isinstance(expected, str) or not secrets.compare_digest(sent.encode(), expected.encode()):
+        abort(400, description="CSRF token missing or invalid")
 
 
 def csrf_field() -> str:
@@ -146,10 +154,7 @@ def blueprint(
         if request.method == "GET":
             return _html(render_page(pending, action, hidden(), back=back))
         if csrf_token is None:
-            sent = request.form.get(CSRF_FIELD, "")
-            expected = session.get(CSRF_FIELD)
-            if not isinstance(expected, str) or not secrets.compare_digest(sent.encode(), expected.encode()):
-                abort(400, description="CSRF token missing or invalid")
+            _check_session_token()
         try:
             errors = answer_submission(broker, pending, user, request.form)
         except InputNotFound:
@@ -184,14 +189,6 @@ def blueprint(
         return _html(render_call(state, items))
 
     return bp
-
-
-def _error_page(title: str, message: str, status: int) -> Response:
-    body = (
-        "<!doctype html><html><head><meta charset='utf-8'><title>" + html.escape(title) + "</title></head>"
-        "<body><h1>" + html.escape(title) + "</h1><p>" + html.escape(message) + "</p></body></html>"
-    )
-    return _html(body, status)
 
 
 def login_blueprint(
@@ -241,7 +238,7 @@ def login_blueprint(
         try:
             target, record = logins.start(user, known(server), url_for(".callback", _external=True), request.args.get("next"))
         except ClientError as exc:
-            return _error_page("The login could not start", exc.message, 502)
+            return _html(render_notice("The login could not start", exc.message), 502)
         session[SESSION_KEY] = record
         return see_other(target)
 
@@ -252,17 +249,14 @@ def login_blueprint(
         try:
             target = logins.finish(user, record, request.url)
         except ClientError as exc:
-            return _error_page("The login did not complete", exc.message, 400)
+            return _html(render_notice("The login did not complete", exc.message), 400)
         return see_other(target)
 
     @bp.post("/<server>/logout")
     def logout(server: str) -> BaseResponse:
         user = current_user()
         if csrf_token is None:
-            sent = request.form.get(CSRF_FIELD, "")
-            expected = session.get(CSRF_FIELD)
-            if not isinstance(expected, str) or not secrets.compare_digest(sent.encode(), expected.encode()):
-                abort(400, description="CSRF token missing or invalid")
+            _check_session_token()
         logins.logout(user, known(server))
         return see_other(safe_next(request.form.get("next") or request.args.get("next")))
 

@@ -49,6 +49,7 @@ __all__ = [
     "render_form",
     "render_input",
     "render_list",
+    "render_notice",
     "render_page",
     "submitted_values",
 ]
@@ -319,6 +320,11 @@ def _page(title: str, body: str) -> str:
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{html.escape(title)}</title><style>{STYLE}</style></head><body><main>{body}</main></body></html>"
     )
+
+
+def render_notice(title: str, text: str) -> str:
+    """A whole HTML page that says one thing: ``title`` and ``text``, both escaped (e.g. why a login failed)."""
+    return _page(title, f"<h1>{html.escape(title)}</h1><p>{esc(text)}</p>")
 
 
 def render_page(pending: PendingInput, action: str, hidden: Mapping[str, str], *, values: Optional[Mapping[str, Any]] = None, errors: Optional[Mapping[str, str]] = None, back: str = "") -> str:

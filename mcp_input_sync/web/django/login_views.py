@@ -17,38 +17,30 @@ an unknown server: 404; a login that failed: 400 with what failed.
 
 from __future__ import annotations
 
-import html
 from typing import Any, Callable
 
-from django.conf import settings  # type: ignore[import-untyped, import-not-found, unused-ignore]
-from django.core.exceptions import ImproperlyConfigured  # type: ignore[import-untyped, import-not-found, unused-ignore]
 from django.http import (  # type: ignore[import-untyped, import-not-found, unused-ignore]
     Http404,
-    HttpResponse,
     HttpResponseForbidden,
     HttpResponseNotAllowed,
     HttpResponseRedirect,
     JsonResponse,
 )
 from django.urls import reverse  # type: ignore[import-untyped, import-not-found, unused-ignore]
-from django.utils.module_loading import import_string  # type: ignore[import-untyped, import-not-found, unused-ignore]
 from django.views.decorators.csrf import csrf_protect  # type: ignore[import-untyped, import-not-found, unused-ignore]
 
 from ...errors import ClientError
 from ..logins import SESSION_KEY, Logins, safe_next
-from .views import _headers, get_user
+from ..forms import render_notice
+from .views import _headers, _html, get_user, setting_object
 
 __all__ = ["callback", "login", "logout", "status"]
 
 
 def get_logins() -> Logins:
     """The :class:`Logins` named by ``MCP_INPUT_SYNC_LOGINS``."""
-    value = getattr(settings, "MCP_INPUT_SYNC_LOGINS", None)
-    if isinstance(value, str):
-        value = import_string(value)
-    if not isinstance(value, Logins):
-        raise ImproperlyConfigured("MCP_INPUT_SYNC_LOGINS must be a mcp_input_sync.web.logins.Logins or its dotted path")
-    return value
+    logins: Logins = setting_object("MCP_INPUT_SYNC_LOGINS", Logins, "a mcp_input_sync.web.logins.Logins")
+    return logins
 
 
 def _see_other(target: str) -> Any:
@@ -58,11 +50,7 @@ def _see_other(target: str) -> Any:
 
 
 def _failed(title: str, message: str, status: int) -> Any:
-    body = (
-        f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title></head>"
-        f"<body><h1>{html.escape(title)}</h1><p>{html.escape(message)}</p></body></html>"
-    )
-    return _headers(HttpResponse(body, status=status, content_type="text/html; charset=utf-8"))
+    return _html(render_notice(title, message), status)
 
 
 def login(request: Any, server: str) -> Any:

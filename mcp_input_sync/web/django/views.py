@@ -52,14 +52,20 @@ def _headers(response: Any) -> Any:
     return response
 
 
-def get_broker() -> Store:
-    """The broker named by ``MCP_INPUT_SYNC_BROKER`` (any :class:`~mcp_input_sync.web.deferred.Store`: in memory or on Redis)."""
-    value = getattr(settings, "MCP_INPUT_SYNC_BROKER", None)
+def setting_object(name: str, kind: Any, what: str) -> Any:
+    """The object the setting ``name`` holds or names by dotted path; ImproperlyConfigured unless it is a ``kind``."""
+    value = getattr(settings, name, None)
     if isinstance(value, str):
         value = import_string(value)
-    if not isinstance(value, Store):
-        raise ImproperlyConfigured("MCP_INPUT_SYNC_BROKER must be a PendingInputBroker or its dotted path")
+    if not isinstance(value, kind):
+        raise ImproperlyConfigured(f"{name} must be {what} or its dotted path")
     return value
+
+
+def get_broker() -> Store:
+    """The broker named by ``MCP_INPUT_SYNC_BROKER`` (any :class:`~mcp_input_sync.web.deferred.Store`: in memory or on Redis)."""
+    broker: Store = setting_object("MCP_INPUT_SYNC_BROKER", Store, "a PendingInputBroker")
+    return broker
 
 
 def default_user(request: Any) -> Optional[str]:

@@ -450,3 +450,35 @@ def test_no_lock_is_held_while_a_request_is_open(peer: OAuthPeer) -> None:
         peer.hold_gate.set()
         held.join(10)
     assert len(results) == 1 and not held.is_alive()
+
+
+def test_ctrl_c_while_waiting_for_the_browser_cancels_cleanly(peer: OAuthPeer) -> None:
+    import _thread
+    import socket
+
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("Ctrl-C reaches the main thread only")
+    seen: list[str] = []
+
+    def user_presses_ctrl_c(url: str) -> bool:
+        seen.append(url)
+        threading.Timer(0.2, _thread.interrupt_main).start()
+        return True
+
+    auth = OAuth(consent=Browser(open_browser=user_presses_ctrl_c, timeout=30))
+    with pytest.raises(KeyboardInterrupt):
+        auth.login(peer.url)
+    redirect_uri = next(iter(peer.clients.values()))["redirect_uris"][0]
+    port = int(redirect_uri.split(":")[2].split("/")[0])
+    with socket.socket() as probe:
+        assert probe.connect_ex(("127.0.0.1", port)) != 0  # the listener is gone
+    assert auth.tokens(peer.url) is None and seen
+
+
+def test_preregistered_credentials_bound_to_another_issuer_are_not_shown_here(peer: OAuthPeer) -> None:
+    auth = OAuth(consent=Headless(), client_id="elsewhere-id", client_secret="elsewhere-secret", client_issuer="https://as.elsewhere.example")
+    with connect(peer, auth) as client:
+        assert whoami(client) == MCP
+    assert peer.counts["register"] == 1  # registered here instead
+    for _, path, headers in peer.seen:
+        assert "elsewhere" not in json.dumps(headers), path

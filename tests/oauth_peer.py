@@ -60,6 +60,9 @@ class OAuthPeer:
         self.registration_status = 201
         self.mcp_redirect: Optional[str] = None  # /mcp answers an authorised request with a 307 there
         self.hold_gate = threading.Event()  # the hold tool answers once it is set (bounded wait)
+        self.prm_status = 200  # another status: the PRM URLs answer it with no document
+        self.scope_always_missing = False  # every tools/call: 403 insufficient_scope for "mcp" (a scope tokens hold)
+        self.invalid_client_once = False  # the next token request is refused with invalid_client
         self.holding = threading.Event()  # set while a hold call waits
         self.outer = self
         peer = self
@@ -137,6 +140,8 @@ class OAuthPeer:
         if path == "/mcp":
             return self._mcp(verb, headers, raw)
         if path == "/.well-known/oauth-protected-resource/mcp":
+            if self.prm_status != 200:
+                return self._json(self.prm_status, {"error": "unavailable"})
             return self._json(200, self._prm())
         if path == "/.well-known/oauth-authorization-server":
             if self.metadata_redirect is not None:
@@ -179,6 +184,8 @@ class OAuthPeer:
             result = {"tools": [{"name": "whoami", "inputSchema": {"type": "object"}}, {"name": "admin", "inputSchema": {"type": "object"}}]}
         elif method == "tools/call":
             name = message["params"]["name"]
+            if self.scope_always_missing:
+                return self._challenge(403, "insufficient_scope", "mcp")
             if name == "admin" and "admin" not in grant["scopes"]:
                 return self._challenge(403, "insufficient_scope", "admin")
             if name == "hold":
@@ -241,6 +248,9 @@ class OAuthPeer:
         gate = self.token_gate
         if gate is not None:
             gate.wait(10)
+        if self.invalid_client_once:
+            self.invalid_client_once = False
+            return self._json(401, {"error": "invalid_client"})
         lowered = {k.lower(): v for k, v in headers.items()}
         client_id = form.get("client_id")
         if lowered.get("authorization", "").startswith("Basic "):

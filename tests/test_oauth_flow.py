@@ -166,8 +166,8 @@ def test_the_file_store_writes_private_files_per_server_and_per_issuer(peer: OAu
     with connect(peer, headless(store=store)) as client:
         whoami(client)
     files = sorted(p for p in folder.iterdir() if p.suffix == ".json")
-    # the server's record (tokens), and the registration made at its issuer (shared by accounts and servers)
-    assert files == sorted([store.path(peer.url), store.path(f"client\n{peer.origin}\nnative")])
+    # the server's record (tokens), and its issuer's (the metadata, and the registration made there, shared by all)
+    assert files == sorted([store.path(peer.url), store.path(f"issuer\n{peer.origin}")])
     assert all(stat.S_IMODE(f.stat().st_mode) == 0o600 for f in files) and stat.S_IMODE(folder.stat().st_mode) == 0o700
     assert peer.url not in "".join(p.name for p in folder.iterdir())
     assert not any(p.name.startswith(".tmp-") for p in folder.iterdir())
@@ -308,7 +308,7 @@ def test_no_registration_endpoint_says_what_to_configure(peer: OAuthPeer) -> Non
 def test_no_token_code_or_secret_reaches_a_log_a_repr_or_an_error(peer: OAuthPeer, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
     store = MemoryStore()
-    auth = OAuth(consent=Headless(), store=store, client_id="pre", client_secret="s3cret-value")
+    auth = OAuth(consent=Headless(), store=store, client_id="pre", client_secret="s3cret-value", client_issuer=peer.origin)
     peer.clients["pre"] = {"client_id": "pre", "redirect_uris": ["http://127.0.0.1:3000/callback"]}
     with connect(peer, auth) as client:
         whoami(client)
@@ -429,7 +429,7 @@ def test_a_token_endpoint_error_is_named_not_quoted(peer: OAuthPeer) -> None:
 
     peer._token = failing  # type: ignore[method-assign]
     try:
-        error = expect_refusal(peer, "token")
+        error = expect_refusal(peer, "network")  # a server error, not a refusal: no login is spent on it
     finally:
         peer._token = original  # type: ignore[method-assign]
     assert "HTTP 500" in error.message and "secrets" not in error.message
@@ -482,3 +482,170 @@ def test_preregistered_credentials_bound_to_another_issuer_are_not_shown_here(pe
     assert peer.counts["register"] == 1  # registered here instead
     for _, path, headers in peer.seen:
         assert "elsewhere" not in json.dumps(headers), path
+
+
+# ---------------------------------------------------------------------------- what review found (each once a bug)
+
+
+def test_the_loopback_listener_outlasts_an_idle_connection_and_a_stray_redirect(peer: OAuthPeer) -> None:
+    import socket
+    from urllib.parse import parse_qs, urlsplit
+
+    strays: list[int] = []
+
+    def busy_browser(url: str) -> bool:
+        redirect = parse_qs(urlsplit(url).query)["redirect_uri"][0]
+        port = int(urlsplit(redirect).port or 0)
+        idle = socket.create_connection(("127.0.0.1", port), timeout=5)  # a preconnect that never sends a byte
+        try:
+            strays.append(requests.get(redirect + "?code=forged&state=not-the-one", timeout=5).status_code)
+            browser_that_follows(url)
+        finally:
+            idle.close()
+        return True
+
+    auth = OAuth(consent=Browser(open_browser=busy_browser, timeout=10))
+    with connect(peer, auth) as client:
+        assert whoami(client) == MCP
+    assert strays == [400]
+
+
+def test_a_request_sent_again_after_a_refresh_can_still_be_aborted(peer: OAuthPeer) -> None:
+    auth = headless()
+    client = connect(peer, auth)
+    errors: list[BaseException] = []
+    try:
+        whoami(client)
+        with peer.lock:
+            peer.access.clear()  # the call meets a 401, refreshes on its posting thread, and is sent again
+
+        def call() -> None:
+            try:
+                client.call_tool("hold", {})
+            except mis.ClientError as exc:
+                errors.append(exc)
+
+        caller = threading.Thread(target=call)
+        caller.start()
+        assert peer.holding.wait(10) and peer.counts["refresh"] == 1
+        client.close(timeout=2.0)  # must abort the retried request; the leak check catches a thread left reading
+        caller.join(5)
+        assert not caller.is_alive() and errors and errors[0].kind in ("closed", "transport")
+    finally:
+        peer.hold_gate.set()
+        client.close()
+
+
+def test_a_refresh_that_fails_on_the_network_keeps_the_valid_token_and_backs_off(peer: OAuthPeer) -> None:
+    peer.expires_in = 600
+    auth = headless()
+    original = peer._token
+    with freeze_time("2026-12-01 10:00:00") as frozen:
+        with connect(peer, auth) as client:
+            whoami(client)
+            peer._token = lambda headers, form: (503, {}, b"")  # type: ignore[method-assign, assignment, misc]
+            frozen.tick(560)  # within the refresh margin, still valid
+            tries = len(peer.requests_to("/token"))
+            assert whoami(client) == MCP and whoami(client) == MCP  # the old token, no loop, no login
+            assert len(peer.requests_to("/token")) == tries + 1  # one try, then 30 s of rest
+            peer._token = original  # type: ignore[method-assign]
+            frozen.tick(31)
+            assert whoami(client) == MCP
+            assert peer.counts["refresh"] == 1 and peer.counts["authorize"] == 1
+
+
+def test_a_refused_refresh_token_is_forgotten_and_the_valid_token_still_used(peer: OAuthPeer) -> None:
+    peer.expires_in = 600
+    store = MemoryStore()
+    auth = headless(store=store)
+    with freeze_time("2026-12-01 10:00:00") as frozen:
+        with connect(peer, auth) as client:
+            whoami(client)
+            with peer.lock:
+                peer.refresh.clear()  # the authorization server no longer knows the refresh token
+            frozen.tick(560)
+            assert whoami(client) == MCP and whoami(client) == MCP
+            record = store.load(peer.url)
+            assert record is not None and record["tokens"]["refresh_token"] is None
+            assert peer.counts["refresh"] == 1 and peer.counts["authorize"] == 1
+            frozen.tick(60)  # expired now: a clean new login
+            assert whoami(client) == MCP and peer.counts["authorize"] == 2
+
+
+def test_threads_that_meet_a_403_together_step_up_once(peer: OAuthPeer) -> None:
+    with connect(peer, headless()) as client:
+        whoami(client)
+        results: list[Any] = []
+
+        def admin() -> None:
+            results.append(client.call_tool("admin", {})["content"][0]["text"])
+
+        threads = [threading.Thread(target=admin) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(20)
+    assert results == ["mcp offline_access admin"] * 4
+    assert peer.counts["authorize"] == 2
+
+
+def test_a_403_for_scopes_already_held_stops_at_once(peer: OAuthPeer) -> None:
+    with connect(peer, headless()) as client:
+        peer.scope_always_missing = True
+        with pytest.raises(mis.ClientError) as caught:
+            whoami(client)
+    assert caught.value.check == "scope" and peer.counts["authorize"] == 1
+
+
+def test_a_resource_metadata_server_that_is_down_is_not_a_2025_03_26_server(peer: OAuthPeer) -> None:
+    peer.prm_status = 503
+    error = expect_refusal(peer, "metadata")
+    assert "503" in error.message
+    assert peer.requests_to("/authorize") == [] and peer.counts["register"] == 0
+
+
+def test_a_registration_the_server_forgot_is_dropped_and_made_again(peer: OAuthPeer) -> None:
+    store = MemoryStore()
+    with connect(peer, headless(store=store)) as client:
+        whoami(client)
+    headless(store=store).logout(peer.url)  # the tokens go; the app's registration stays in the store
+    peer.invalid_client_once = True  # the token endpoint no longer knows that registration
+    with pytest.raises(mis.ClientError) as caught:
+        connect(peer, headless(store=store))
+    assert caught.value.check == "token" and "invalid_client" in caught.value.message
+    with connect(peer, headless(store=store)) as client:  # the next login registers anew, no one edits the store
+        assert whoami(client) == MCP
+    assert peer.counts["register"] == 2
+
+
+def test_a_pending_login_carries_no_client_secret(peer: OAuthPeer) -> None:
+    peer.clients["pre"] = {"client_id": "pre", "redirect_uris": ["https://app.example/cb"]}
+    app = OAuth(client_id="pre", client_secret="very-secret-value", client_issuer=peer.origin)
+    pending = app.begin(peer.url, "https://app.example/cb")
+    assert "very-secret-value" not in json.dumps(pending) and len(json.dumps(pending)) < 3000
+    location = requests.get(pending["url"], allow_redirects=False, timeout=5).headers["Location"]
+    app.finish(json.loads(json.dumps(pending)), location)
+    assert app.tokens(peer.url) is not None
+
+
+def test_a_secret_without_its_issuer_is_refused_at_once() -> None:
+    with pytest.raises(ValueError, match="client_issuer"):
+        OAuth(client_id="id", client_secret="secret")
+
+
+def test_a_damaged_file_or_a_failing_store_is_a_typed_error(peer: OAuthPeer, tmp_path: Path) -> None:
+    store = FileStore(tmp_path)
+    store.folder.mkdir(parents=True, exist_ok=True)
+    store.path(peer.url).write_bytes(b"\xff\xfe not json")
+    assert store.load(peer.url) is None  # a damaged file reads as no login
+    with store.lock("k", 1.0), store.lock("k", 1.0):  # re-entrant for one thread
+        pass
+
+    class Broken(MemoryStore):
+        def load(self, key: str) -> Optional[dict[str, Any]]:
+            raise ConnectionError("redis://user:hunter2@cache:6379 unreachable")
+
+    with pytest.raises(mis.ClientError) as caught:
+        connect(peer, OAuth(consent=Headless(), store=Broken()))
+    assert caught.value.check == "store" and "ConnectionError" in caught.value.message
+    assert "hunter2" not in caught.value.message

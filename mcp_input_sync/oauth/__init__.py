@@ -19,8 +19,9 @@ ways of consenting, the token stores, and what is sent where.
 from __future__ import annotations
 
 from .._protocol.oauth_flow import Tokens
+from ._fetch import new_session
 from .consent import Browser, Consent, ConsentRound, Headless
 from .provider import OAuth
 from .stores import FileStore, MemoryStore, TokenStore
 
-__all__ = ["Browser", "Consent", "ConsentRound", "FileStore", "Headless", "MemoryStore", "OAuth", "TokenStore", "Tokens"]
+__all__ = ["Browser", "Consent", "ConsentRound", "FileStore", "Headless", "MemoryStore", "OAuth", "TokenStore", "Tokens", "new_session"]

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import threading
 from typing import TYPE_CHECKING, Any, Optional, Union
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 from .._protocol.oauth import OAuthRefused
 from .._protocol.oauth_flow import TokenRequest
@@ -34,6 +34,28 @@ if TYPE_CHECKING:
 MAX_DOCUMENT = 256 * 1024
 #: The most same-origin redirects followed for one request.
 MAX_REDIRECTS = 3
+
+
+def _absolute(base: str, location: str) -> str:
+    """A redirect's target as an absolute http(s) URL; a refusal for one that is not (a bad port, say)."""
+    try:
+        url = urljoin(base, location)
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port out of range
+    except ValueError:
+        raise OAuthRefused("redirect", "An authorization exchange was redirected to an unusable address.") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise OAuthRefused("redirect", "An authorization exchange was redirected to an unusable address.")
+    return url
+
+
+def new_session() -> "requests.Session":
+    """A ``requests.Session`` to share between many ``OAuth(session=...)``: its requests can be cut off at ``timeout``.
+
+    A session of your own works too, but an exchange on it is bounded by
+    ``requests``' per-read timeout only, not as a whole.
+    """
+    return abortable_session()
 
 
 class Answer:
@@ -55,12 +77,14 @@ class Fetcher:
 
     def __init__(self, *, verify: Union[bool, str] = True, timeout: float = 30.0, session: Optional["requests.Session"] = None) -> None:
         self.timeout = float(timeout)
+        self._owned = session is None
         self._session = session if session is not None else abortable_session()
         self._verify: Any = None if verify is True else verify
 
     def close(self) -> None:
-        """Close the pooled connections."""
-        self._session.close()
+        """Close the pooled connections (of a session this fetcher made; a given one is its owner's to close)."""
+        if self._owned:
+            self._session.close()
 
     def get_json(self, url: str) -> Answer:
         """GET ``url`` asking for JSON."""
@@ -74,6 +98,22 @@ class Fetcher:
     def post_form(self, request: TokenRequest) -> Answer:
         """POST a token request (its body is already form-encoded, its headers carry the client's authentication)."""
         return self.exchange("POST", request.url, headers=dict(request.headers), data=request.body.encode("ascii"))
+
+    def probe(self, url: str, data: bytes, headers: dict[str, str]) -> Answer:
+        """POST ``data`` and keep only the status and headers: the body is never read (a stream may never end)."""
+        import requests
+
+        handle = Abort()
+        timer = self._timer(handle)
+        try:
+            with abortable(handle):
+                response = self._session.post(url, data=data, headers=headers, allow_redirects=False, timeout=self._timeouts(), stream=True, verify=self._verify)
+            response.close()
+            return Answer(response.status_code, dict(response.headers), None)
+        except requests.RequestException:
+            raise self._failure(handle) from None
+        finally:
+            timer.cancel()
 
     def redirect_location(self, url: str) -> Optional[str]:
         """GET ``url`` without following a redirect; the absolute ``Location`` of a 3xx answer, else None.
@@ -90,7 +130,7 @@ class Fetcher:
             try:
                 location = response.headers.get("Location")
                 if response.status_code in (301, 302, 303, 307, 308) and location:
-                    return urljoin(url, location)
+                    return _absolute(url, location)
                 return None
             finally:
                 response.close()
@@ -132,7 +172,7 @@ class Fetcher:
                     try:
                         location = response.headers.get("Location")
                         if response.status_code in (301, 302, 303, 307, 308) and location:
-                            url = urljoin(url, location)
+                            url = _absolute(url, location)
                             if origin_of(url) != origin:
                                 raise OAuthRefused("redirect", "An authorization exchange was redirected to another origin.")
                             if response.status_code in (301, 302, 303):

@@ -20,11 +20,13 @@ A web app needs no consent object: it calls
 
 from __future__ import annotations
 
+import hmac
+import socketserver
 import sys
 import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any, Callable, Optional, Protocol, TextIO
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 from .._protocol.oauth import OAuthRefused
 from .._runtime import start_thread
@@ -112,29 +114,55 @@ _DONE_PAGE = (
 )
 
 
-class _Listener(HTTPServer):
-    """A one-shot HTTP server on the loopback interface that keeps the first redirect's query."""
+class _Listener(ThreadingHTTPServer):
+    """An HTTP server on the loopback interface that keeps the first redirect carrying the expected state.
+
+    Each connection has its own daemon thread and a read timeout, so an idle
+    connection (a browser's preconnect, a stray local process) holds up
+    neither the real redirect nor :meth:`close`. A request to another path,
+    or one whose ``state`` is not the expected one, gets a 400 and is
+    otherwise ignored: whoever can reach the port cannot spoil the login.
+    """
 
     daemon_threads = True
+    block_on_close = False
 
     def __init__(self, host: str, path: str) -> None:
         super().__init__((host, 0), _CallbackHandler)
         self.path = path
+        self.expected_state: Optional[str] = None
         self.query: Optional[str] = None
         self.arrived = threading.Event()
+
+    def server_bind(self) -> None:
+        # HTTPServer.server_bind looks the host's name up (reverse DNS): not needed on loopback
+        socketserver.TCPServer.server_bind(self)
+        self.server_name, self.server_port = str(self.server_address[0]), int(self.server_address[1])
+
+    def take(self, query: str) -> bool:
+        """Keep ``query`` if it is the awaited redirect; True when it was."""
+        expected = self.expected_state
+        state = dict(parse_qsl(query, keep_blank_values=True)).get("state")
+        if expected is None or state is None or not hmac.compare_digest(state.encode("utf-8", "replace"), expected.encode("utf-8")):
+            return False
+        if not self.arrived.is_set():
+            self.query = query
+            self.arrived.set()
+        return True
 
 
 class _CallbackHandler(BaseHTTPRequestHandler):
     server: _Listener
+    timeout = 5.0  # seconds an idle or slow connection may hold its thread
 
     def do_GET(self) -> None:  # noqa: N802 - the http.server name
         parts = urlsplit(self.path)
         if parts.path != self.server.path or not parts.query:
             self.send_error(404)
             return
-        if not self.server.arrived.is_set():
-            self.server.query = parts.query
-            self.server.arrived.set()
+        if not self.server.take(parts.query):
+            self.send_error(400, "This is not the login this application is waiting for.")
+            return
         self.send_response(200)
         self.send_header("Content-Type", "text/html; charset=utf-8")
         self.send_header("Content-Length", str(len(_DONE_PAGE)))
@@ -156,6 +184,7 @@ class _BrowserRound:
 
     def wait(self, url: str, fetcher: "Fetcher") -> str:
         owner = self._owner
+        self._listener.expected_state = dict(parse_qsl(urlsplit(url).query)).get("state")
         if not owner.open_browser(url):
             if not owner.is_interactive():
                 raise OAuthRefused(
@@ -176,7 +205,7 @@ class _BrowserRound:
         return self._listener.query
 
     def close(self) -> None:
-        self._listener.shutdown()
+        self._listener.shutdown()  # the serving loop polls every 0.1 s; handlers run on their own threads
         self._listener.server_close()
         self._thread.join(5.0)
 

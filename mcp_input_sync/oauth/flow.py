@@ -42,7 +42,7 @@ from .._protocol.oauth_flow import (
 from .._protocol.record import Record
 from ._fetch import Fetcher
 
-__all__ = ["Client", "Discovery", "Settings", "discover", "exchange_code", "refresh", "register", "start_authorization"]
+__all__ = ["Client", "Discovery", "Settings", "TokenRefused", "discover", "exchange_code", "refresh", "register", "start_authorization"]
 
 _METADATA_FIELDS = AuthServerMetadata.__slots__
 
@@ -94,10 +94,17 @@ class Discovery(Record):
 
 
 def _document(fetcher: Fetcher, url: str) -> Any:
-    """The JSON object at ``url``, or None when the server has none there (any status but 200)."""
+    """The JSON object at ``url``, or None when the server says it has none there (a 4xx).
+
+    A 5xx, or a 200 that is not a JSON object, is a refusal: a server that
+    is down is not a server without metadata (that would send the user to
+    the 2025-03-26 defaults).
+    """
     answer = fetcher.get_json(url)
-    if answer.status != 200:
+    if 400 <= answer.status < 500:
         return None
+    if answer.status != 200:
+        raise OAuthRefused("metadata", f"A metadata document could not be fetched (HTTP {answer.status}).")
     if not isinstance(answer.document, dict):
         raise OAuthRefused("metadata", "A metadata document is not a JSON object.")
     return answer.document
@@ -123,11 +130,14 @@ def discover(fetcher: Fetcher, server_url: str, challenge: Optional[BearerChalle
     endpoints ``/authorize``, ``/token`` and ``/register`` are used.
     """
     prm = None
-    for url in prm_urls(server_url, challenge.resource_metadata if challenge is not None else None):
+    named = challenge.resource_metadata if challenge is not None else None
+    for url in prm_urls(server_url, named):
         document = _document(fetcher, url)
         if document is not None:
             prm = check_prm(document, server_url)
             break
+    if prm is None and named is not None:
+        raise OAuthRefused("metadata", "The protected resource metadata the server names is not there.")
     if prm is not None:
         issuer = prm.authorization_servers[0]
         metadata = fetch_metadata(fetcher, issuer)
@@ -231,8 +241,8 @@ def register(
 
     1. The host's pre-registered ``client_id`` (with its secret), unless the
        host bound it to another issuer.
-    2. A stored client of this issuer that knows ``redirect_uri``.
-    3. The host's Client ID Metadata Document URL, when the server supports those.
+    2. The host's Client ID Metadata Document URL, when the server supports those.
+    3. A client this app registered dynamically at this issuer before, for ``redirect_uri``.
     4. Dynamic client registration (RFC 7591) at the server's registration endpoint.
     5. Else a refusal that says what to configure.
 
@@ -241,10 +251,10 @@ def register(
     issuer = metadata.issuer
     if settings.client_id is not None and settings.client_issuer in (None, issuer):
         return Client(issuer, settings.client_id, settings.client_secret, None, (redirect_uri,), "preregistered")
-    if stored is not None and stored.issuer == issuer and stored.source != "preregistered" and redirect_uri in stored.redirect_uris:
-        return stored
     if settings.client_metadata_url is not None and metadata.client_id_metadata_document_supported:
         return Client(issuer, settings.client_metadata_url, None, "none", (redirect_uri,), "metadata-document")
+    if stored is not None and stored.issuer == issuer and stored.source == "dynamic" and redirect_uri in stored.redirect_uris:
+        return stored
     if metadata.registration_endpoint is None:
         raise OAuthRefused(
             "registration",
@@ -301,14 +311,24 @@ def start_authorization(
 _ERROR_CODE = re.compile(r"[a-z_]{1,40}")
 
 
+class TokenRefused(OAuthRefused):
+    """The token endpoint refused (check ``"token"``); ``error`` is its OAuth error code, when it gave a plain one."""
+
+    def __init__(self, message: str, error: Optional[str]) -> None:
+        super().__init__("token", message)
+        self.error = error
+
+
 def _token_call(fetcher: Fetcher, request: Any, now: float, previous: Optional[Tokens]) -> Tokens:
     answer = fetcher.post_form(request)
     document = answer.document
     if answer.status != 200:
         error = document.get("error") if isinstance(document, dict) else None
         if isinstance(error, str) and _ERROR_CODE.fullmatch(error):
-            raise OAuthRefused("token", f"The token endpoint refused: {error}.")
-        raise OAuthRefused("token", f"The token endpoint answered HTTP {answer.status}.")
+            raise TokenRefused(f"The token endpoint refused: {error}.", error)
+        if answer.status >= 500:
+            raise OAuthRefused("network", f"The token endpoint answered HTTP {answer.status}.")
+        raise TokenRefused(f"The token endpoint answered HTTP {answer.status}.", None)
     return parse_token_response(document, now, previous)
 
 

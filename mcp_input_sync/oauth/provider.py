@@ -15,9 +15,10 @@ refresh and uses its result.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
-from typing import Any, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Sequence, Union
 
 from .._protocol.oauth import BearerChallenge, OAuthRefused, bearer_challenge, scope_list
 from .._protocol.oauth_flow import AuthorizationRequest, Tokens, step_up_scopes
@@ -27,9 +28,17 @@ from ._fetch import Fetcher
 from .consent import Consent
 from .stores import MemoryStore, TokenStore, record_key
 
+if TYPE_CHECKING:
+    import requests
+
 __all__ = ["OAuth"]
 
 RECORD_VERSION = 1
+#: Seconds before a refresh that failed for a reason other than a refusal is tried again.
+REFRESH_BACKOFF = 30.0
+#: The longest a request waits for the record's lock to refresh before it is sent (another
+#: thread may hold it for a whole login); it then goes with the token it has.
+HEADER_LOCK_WAIT = 2.0
 
 
 def _clock() -> float:
@@ -41,15 +50,34 @@ def auth_error(exc: OAuthRefused) -> ClientError:
     return ClientError("auth", f"Authorization failed: {exc.message}", check=exc.check)
 
 
+@contextlib.contextmanager
+def _guarded() -> Iterator[None]:
+    """Whatever a store or the flow raises becomes an :class:`OAuthRefused` (``lock`` or ``store``); its text is not kept."""
+    try:
+        yield
+    except OAuthRefused:
+        raise
+    except TimeoutError:
+        raise OAuthRefused("lock", "Another login or refresh for this server is still running.") from None
+    except Exception as exc:  # noqa: BLE001 - a host's store may raise anything
+        raise OAuthRefused("store", f"The token store failed ({type(exc).__name__}).") from None
+
+
+def issuer_key(issuer: str) -> str:
+    """The store key of what this app keeps per authorization server: its metadata and the app's registrations there."""
+    return f"issuer\n{issuer}"
+
+
 class _Entry:
     """What this process knows of one server's record (a cache of the store's), its tokens read once."""
 
-    __slots__ = ("record", "tokens", "header")
+    __slots__ = ("record", "tokens", "header", "retry_after")
 
     def __init__(self, record: Optional[dict[str, Any]]) -> None:
         self.record = record
         self.tokens = _tokens(record)
         self.header = None if self.tokens is None else self.tokens.authorization()
+        self.retry_after = 0.0
 
 
 def _tokens(record: Optional[Mapping[str, Any]]) -> Optional[Tokens]:
@@ -61,9 +89,12 @@ def _tokens(record: Optional[Mapping[str, Any]]) -> Optional[Tokens]:
         return None
 
 
-def _header(record: Optional[Mapping[str, Any]]) -> Optional[str]:
-    tokens = _tokens(record)
-    return None if tokens is None else tokens.authorization()
+def _scopes(record: Optional[Mapping[str, Any]]) -> tuple[str, ...]:
+    held = record.get("scopes") if record is not None else None
+    try:
+        return scope_list(held) if isinstance(held, list) else ()
+    except OAuthRefused:
+        return ()
 
 
 class OAuth:
@@ -79,9 +110,12 @@ class OAuth:
         account: whose tokens these are (a web app's user id); records of
             different accounts never mix.
         client_name: the name registered with authorization servers.
-        client_id, client_secret: pre-registered credentials. With
-            ``client_issuer`` they are presented to that authorization server
-            only; without it, to whichever one the server names.
+        client_id: a client id registered by hand. With ``client_issuer`` it
+            is presented to that authorization server only; without it, to
+            whichever one the server names.
+        client_secret: its secret; needs ``client_issuer``, so that a secret
+            is only ever sent to the authorization server it belongs to.
+        client_issuer: the issuer ``client_id`` and ``client_secret`` belong to.
         client_metadata_url: an https URL of this client's metadata document,
             used as its client id where the authorization server supports that.
         scopes: the scopes to ask for (default: as the server suggests).
@@ -89,6 +123,8 @@ class OAuth:
         timeout: real seconds that one exchange with an authorization server may take.
         refresh_margin: refresh a token this many seconds before it expires.
         lock_timeout: how long a thread waits for another's login or refresh.
+        session: a ``requests.Session`` for the authorization exchanges (proxies,
+            adapters; shared by many ``OAuth``); it stays open when this closes.
     """
 
     def __init__(
@@ -107,9 +143,12 @@ class OAuth:
         timeout: float = 30.0,
         refresh_margin: float = 60.0,
         lock_timeout: float = 600.0,
+        session: Optional["requests.Session"] = None,
     ) -> None:
         if client_secret is not None and client_id is None:
             raise ValueError("client_secret needs client_id")
+        if client_secret is not None and client_issuer is None:
+            raise ValueError("client_secret needs client_issuer: a secret is only ever sent to the authorization server it belongs to")
         try:
             chosen = None if scopes is None else scope_list(list(scopes))
         except OAuthRefused as exc:
@@ -118,7 +157,7 @@ class OAuth:
         self.store: TokenStore = store if store is not None else MemoryStore()
         self.account = account
         self.settings = flow.Settings(client_name, client_id, client_secret, client_issuer, client_metadata_url, chosen)
-        self.fetcher = Fetcher(verify=verify, timeout=timeout)
+        self.fetcher = Fetcher(verify=verify, timeout=timeout, session=session)
         self.refresh_margin = float(refresh_margin)
         self.lock_timeout = float(lock_timeout)
         self._entries: dict[str, _Entry] = {}
@@ -130,22 +169,31 @@ class OAuth:
     # ------------------------------------------------------------------ the transport's two hooks
 
     def authorization(self, server_url: str) -> Optional[str]:
-        """The ``Authorization`` header for a request to ``server_url``, or None when no token is held.
+        """The ``Authorization`` header for a request to ``server_url``, or None when no usable token is held.
 
-        A token within ``refresh_margin`` of its expiry is refreshed first
-        (one refresh for all threads); a failed refresh sends no header, and
-        the server's 401 then leads to a login.
+        A token within ``refresh_margin`` of its expiry is refreshed first (one
+        refresh for all threads). When that cannot happen now (another thread
+        holds the record for a login, the authorization server is down), the
+        token goes as it is while it has not expired; the server's 401 then
+        leads to a refresh or a login.
         """
-        entry = self._entry(server_url)
-        tokens = entry.tokens
-        if tokens is None or not tokens.expired(_clock(), self.refresh_margin):
-            return entry.header
-        if tokens.refresh_token is None:
-            return entry.header if not tokens.expired(_clock(), 0.0) else None
         try:
-            self._renew(server_url, entry.header, allow_login=False)
+            with _guarded():
+                entry = self._entry(server_url)
         except OAuthRefused:
-            return None
+            return None  # a store that fails: the server's 401 then says so, through challenged()
+        tokens, now = entry.tokens, _clock()
+        if tokens is None or not tokens.expired(now, self.refresh_margin):
+            return entry.header
+        fallback = entry.header if not tokens.expired(now, 0.0) else None
+        if tokens.refresh_token is None or now < entry.retry_after:
+            return fallback
+        try:
+            self._renew(server_url, entry.header, allow_login=False, wait=min(self.lock_timeout, HEADER_LOCK_WAIT))
+        except OAuthRefused as exc:
+            if exc.check != "lock":
+                self._entry(server_url).retry_after = now + REFRESH_BACKOFF
+            return fallback
         return self._entry(server_url).header
 
     def challenged(self, server_url: str, status: int, headers: Mapping[str, str], sent: Optional[str]) -> None:
@@ -158,7 +206,7 @@ class OAuth:
         if status == 403:
             if challenge is None or not challenge.insufficient_scope:
                 raise OAuthRefused("forbidden", "The server forbids this request (HTTP 403) and asks for no other scope.")
-            self._step_up(server_url, challenge)
+            self._step_up(server_url, challenge, sent)
             return
         self._renew(server_url, sent, allow_login=True, challenge=challenge)
 
@@ -171,26 +219,36 @@ class OAuth:
             ClientError: ``kind="auth"``, with ``check`` naming the step that failed.
         """
         try:
-            challenge = self._probe(server_url)
-            with self.store.lock(self._key(server_url), self.lock_timeout):
-                self._login(server_url, challenge, self._load(server_url), scopes=None)
+            with _guarded():
+                challenge = self._probe(server_url)
+                with self.store.lock(self._key(server_url), self.lock_timeout):
+                    self._login(server_url, challenge, scopes=None)
         except OAuthRefused as exc:
             raise auth_error(exc) from None
-        except TimeoutError as exc:
-            raise ClientError("auth", f"Authorization failed: {exc}", check="lock") from None
 
     def logout(self, server_url: str) -> bool:
-        """Forget the tokens and registration held for ``server_url``; True when there were some."""
+        """Forget the tokens held for ``server_url``; True when there were some.
+
+        The app's registration at the authorization server is kept, for the next login.
+        """
         key = self._key(server_url)
-        had = self.store.load(key) is not None
-        self.store.delete(key)
+        try:
+            with _guarded(), self.store.lock(key, self.lock_timeout):
+                had = self.store.load(key) is not None
+                self.store.delete(key)
+        except OAuthRefused as exc:
+            raise auth_error(exc) from None
         with self._guard:
             self._entries.pop(key, None)
         return had
 
     def tokens(self, server_url: str) -> Optional[Tokens]:
         """The tokens held for ``server_url`` (their repr hides them), or None."""
-        return self._entry(server_url).tokens
+        try:
+            with _guarded():
+                return self._entry(server_url).tokens
+        except OAuthRefused as exc:
+            raise auth_error(exc) from None
 
     def begin(self, server_url: str, redirect_uri: str, *, application_type: str = "web") -> dict[str, Any]:
         """Start a login whose redirect comes back to ``redirect_uri`` (a web app's callback view).
@@ -198,21 +256,23 @@ class OAuth:
         Returns the pending login as JSON-ready data: send the user to its
         ``"url"`` and keep the whole record where only this user's next
         request can read it (the session), then pass it to :meth:`finish`.
-        It holds the PKCE verifier and the state; nothing here is stored.
+        It holds the PKCE verifier and the state of this one login, and no
+        client secret: the authorization server's metadata and the app's
+        registration stay in the store.
 
         Raises:
             ClientError: ``kind="auth"`` when discovery or registration fails.
         """
         try:
-            challenge = self._probe(server_url)
-            stored = self._load(server_url)
-            discovery, client = self._prepare(server_url, challenge, stored, redirect_uri, application_type)
-            request = flow.start_authorization(discovery, client, redirect_uri, self.settings, challenge.scope if challenge else None)
+            with _guarded():
+                challenge = self._probe(server_url)
+                discovery, client = self._prepare(server_url, challenge, redirect_uri, application_type)
+                request = flow.start_authorization(discovery, client, redirect_uri, self.settings, challenge.scope if challenge else None)
         except OAuthRefused as exc:
             raise auth_error(exc) from None
         return {
-            "url": request.url, "server": server_url, "request": request.to_dict(), "resource": discovery.resource,
-            "legacy": discovery.legacy, "metadata": flow.metadata_to_dict(discovery.metadata), "client": client.to_dict(),
+            "url": request.url, "server": server_url, "request": request.to_dict(), "legacy": discovery.legacy,
+            "client_id": client.client_id, "client_source": client.source, "application_type": application_type,
         }
 
     def finish(self, pending: Mapping[str, Any], redirect: str) -> None:
@@ -220,26 +280,23 @@ class OAuth:
 
         Raises:
             ClientError: ``kind="auth"``: the response failed a check (``iss``,
-                ``state``), the user refused, or the token endpoint did.
+                ``state``), the user refused, or the token endpoint did;
+                ``check="pending"`` for a record :meth:`begin` did not make.
         """
         try:
-            if not isinstance(pending, Mapping) or not isinstance(pending.get("server"), str):
-                raise OAuthRefused("pending", "The pending authorization is not a record.")
-            request = AuthorizationRequest.from_dict(pending.get("request"))
-            metadata = flow.metadata_from_dict(pending.get("metadata"))
-            client = flow.Client.from_dict(pending.get("client"))
-            if client is None or client.issuer != metadata.issuer or request.issuer != metadata.issuer:
-                raise OAuthRefused("pending", "The pending authorization is not a record.")
-            server_url = pending["server"]
-            query = redirect.partition("?")[2] if "://" in redirect else redirect
-            tokens = flow.exchange_code(self.fetcher, metadata, client, request, query, _clock())
-            with self.store.lock(self._key(server_url), self.lock_timeout):
-                discovery = flow.Discovery(request.resource, metadata, None, bool(pending.get("legacy")))
-                self._save(server_url, discovery, client, tokens, request.scopes)
+            with _guarded():
+                if not isinstance(pending, Mapping) or not isinstance(pending.get("server"), str) or not isinstance(redirect, str):
+                    raise OAuthRefused("pending", "The pending authorization is not a record.")
+                request = AuthorizationRequest.from_dict(pending.get("request"))
+                server_url = pending["server"]
+                metadata, client = self._pending_parts(request.issuer, pending)
+                query = redirect.partition("?")[2] if "://" in redirect else redirect
+                tokens = self._exchange(metadata, client, request, query)
+                with self.store.lock(self._key(server_url), self.lock_timeout):
+                    discovery = flow.Discovery(request.resource, metadata, None, pending.get("legacy") is True)
+                    self._save(server_url, discovery, client, tokens, request.scopes)
         except OAuthRefused as exc:
             raise auth_error(exc) from None
-        except TimeoutError as exc:
-            raise ClientError("auth", f"Authorization failed: {exc}", check="lock") from None
 
     def close(self) -> None:
         """Close the pooled connections to authorization servers."""
@@ -261,9 +318,9 @@ class OAuth:
         with self._guard:
             entry = self._entries.get(key)
         if entry is None:
-            entry = _Entry(self._load(server_url))
-            with self._guard:
-                self._entries[key] = entry
+            fresh = _Entry(self._load(server_url))
+            with self._guard:  # a record remembered meanwhile (after a refresh) is newer: keep it
+                entry = self._entries.setdefault(key, fresh)
         return entry
 
     def _remember(self, server_url: str, record: Optional[dict[str, Any]]) -> None:
@@ -281,6 +338,42 @@ class OAuth:
         self.store.save(self._key(server_url), record)
         self._remember(server_url, record)
 
+    def _issuer_record(self, issuer: str) -> dict[str, Any]:
+        found = self.store.load(issuer_key(issuer))
+        return found if isinstance(found, dict) else {}
+
+    def _keep_issuer(self, metadata: Any, application_type: str, client: Optional[flow.Client]) -> None:
+        """Keep the issuer's metadata (for :meth:`finish`) and the app's dynamic registration there."""
+        record = self._issuer_record(metadata.issuer)
+        record["metadata"] = flow.metadata_to_dict(metadata)
+        if client is not None:
+            record[application_type] = client.to_dict()
+        self.store.save(issuer_key(metadata.issuer), record)
+
+    def _forget_registration(self, client: flow.Client, application_type: str) -> None:
+        """The authorization server no longer knows a registration of ours: drop it, so the next login registers again."""
+        record = self._issuer_record(client.issuer)
+        if isinstance(record.get(application_type), dict) and record[application_type].get("client_id") == client.client_id:
+            del record[application_type]
+            self.store.save(issuer_key(client.issuer), record)
+
+    def _pending_parts(self, issuer: str, pending: Mapping[str, Any]) -> tuple[Any, flow.Client]:
+        """The metadata and client a pending login began with, from the store and the settings (never from the session)."""
+        record = self._issuer_record(issuer)
+        metadata = flow.metadata_from_dict(record.get("metadata"))
+        client_id, source, kind = pending.get("client_id"), pending.get("client_source"), pending.get("application_type")
+        redirect = AuthorizationRequest.from_dict(pending.get("request")).redirect_uri
+        settings = self.settings
+        if metadata.issuer == issuer and isinstance(client_id, str) and isinstance(kind, str):
+            if source == "preregistered" and client_id == settings.client_id and settings.client_issuer in (None, issuer):
+                return metadata, flow.Client(issuer, client_id, settings.client_secret, None, (redirect,), source)
+            if source == "metadata-document" and client_id == settings.client_metadata_url:
+                return metadata, flow.Client(issuer, client_id, None, "none", (redirect,), source)
+            kept = flow.Client.from_dict(record.get(kind))
+            if source == "dynamic" and kept is not None and kept.client_id == client_id and kept.issuer == issuer:
+                return metadata, kept
+        raise OAuthRefused("pending", "The pending authorization does not match what this app keeps for its authorization server.")
+
     # ------------------------------------------------------------------ steps
 
     @staticmethod
@@ -293,37 +386,48 @@ class OAuth:
 
     def _probe(self, server_url: str) -> Optional[BearerChallenge]:
         """The server's challenge to a request without a token (None when it sets none)."""
-        answer = self.fetcher.exchange(
-            "POST", server_url,
-            headers={"Content-Type": "application/json", "Accept": "application/json, text/event-stream"},
-            data=b'{"jsonrpc":"2.0","id":0,"method":"ping"}',
+        answer = self.fetcher.probe(
+            server_url, b'{"jsonrpc":"2.0","id":0,"method":"ping"}',
+            {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"},
         )
         if answer.status not in (401, 403):
             return None
         return self._challenge(answer.headers)
 
-    def _renew(self, server_url: str, sent: Optional[str], *, allow_login: bool, challenge: Optional[BearerChallenge] = None) -> None:
-        """Under the record's lock: use a newer token, else refresh, else (when allowed) log in."""
-        try:
-            with self.store.lock(self._key(server_url), self.lock_timeout):
-                record = self._load(server_url)
-                self._remember(server_url, record)
-                held = _header(record)
-                tokens = _tokens(record)
-                if tokens is not None and held != sent and not tokens.expired(_clock(), 0.0):
-                    return  # another thread (or process) already renewed it
-                if record is not None and tokens is not None and tokens.refresh_token is not None:
-                    try:
-                        self._refresh(server_url, record, tokens)
-                        return
-                    except OAuthRefused:
-                        if not allow_login:
-                            raise
-                if not allow_login:
-                    raise OAuthRefused("refresh", "No refresh token is held.")
-                self._login(server_url, challenge, record, scopes=None)
-        except TimeoutError as exc:
-            raise OAuthRefused("lock", str(exc)) from None
+    def _renew(
+        self, server_url: str, sent: Optional[str], *, allow_login: bool, challenge: Optional[BearerChallenge] = None, wait: Optional[float] = None
+    ) -> None:
+        """Under the record's lock: use a newer token, else refresh, else (when allowed) log in.
+
+        A refresh the token endpoint refuses forgets the refresh token (it is
+        dead) and, when allowed, logs in; a refresh that fails otherwise (the
+        network, the server down) is raised, not turned into a login.
+        """
+        with _guarded(), self.store.lock(self._key(server_url), self.lock_timeout if wait is None else wait):
+            record = self._load(server_url)
+            self._remember(server_url, record)
+            tokens = _tokens(record)
+            if tokens is not None and tokens.authorization() != sent and not tokens.expired(_clock(), self.refresh_margin):
+                return  # another thread (or process) already renewed it
+            if record is not None and tokens is not None and tokens.refresh_token is not None:
+                try:
+                    self._refresh(server_url, record, tokens)
+                    return
+                except flow.TokenRefused:
+                    self._drop_refresh_token(server_url, record, tokens)
+                    if not allow_login:
+                        raise
+                except OAuthRefused as exc:
+                    if not allow_login or exc.check not in ("store", "metadata", "issuer", "endpoint"):
+                        raise
+            if not allow_login:
+                raise OAuthRefused("refresh", "No refresh token is held.")
+            self._login(server_url, challenge, scopes=None)
+
+    def _drop_refresh_token(self, server_url: str, record: dict[str, Any], tokens: Tokens) -> None:
+        kept = dict(record, tokens=Tokens(tokens.access_token, tokens.token_type, tokens.expires_at, None, tokens.scopes).to_dict())
+        self.store.save(self._key(server_url), kept)
+        self._remember(server_url, kept)
 
     def _refresh(self, server_url: str, record: dict[str, Any], tokens: Tokens) -> None:
         metadata = flow.metadata_from_dict(record.get("metadata"))
@@ -331,48 +435,66 @@ class OAuth:
         resource = record.get("resource")
         if client is None or client.issuer != metadata.issuer or not isinstance(resource, str):
             raise OAuthRefused("store", "The stored login cannot be refreshed.")
-        fresh = flow.refresh(self.fetcher, metadata, client, tokens, resource, _clock())
-        discovery = flow.Discovery(resource, metadata, None, bool(record.get("legacy")))
+        try:
+            fresh = flow.refresh(self.fetcher, metadata, client, tokens, resource, _clock())
+        except flow.TokenRefused as exc:
+            self._forget_if_unknown(exc, client)
+            raise
+        discovery = flow.Discovery(resource, metadata, None, record.get("legacy") is True)
         self._save(server_url, discovery, client, fresh, record.get("scopes"))
 
-    def _step_up(self, server_url: str, challenge: BearerChallenge) -> None:
-        try:
-            with self.store.lock(self._key(server_url), self.lock_timeout):
-                record = self._load(server_url)
-                held = record.get("scopes") if record is not None else None
-                scopes = step_up_scopes(held if isinstance(held, list) else None, challenge.scope)
-                self._login(server_url, challenge, record, scopes=scopes)
-        except TimeoutError as exc:
-            raise OAuthRefused("lock", str(exc)) from None
+    def _step_up(self, server_url: str, challenge: BearerChallenge, sent: Optional[str]) -> None:
+        """A 403 ``insufficient_scope``: log in again for the scopes held and the scopes challenged."""
+        with _guarded(), self.store.lock(self._key(server_url), self.lock_timeout):
+            record = self._load(server_url)
+            self._remember(server_url, record)
+            held, challenged = _scopes(record), tuple(challenge.scope or ())
+            tokens = _tokens(record)
+            covered = set(challenged) <= set(held)
+            if tokens is not None and tokens.authorization() != sent and covered:
+                return  # another thread already stepped up
+            if covered:
+                raise OAuthRefused("scope", "The server asks for scopes this client already holds: another login would not help.")
+            self._login(server_url, challenge, scopes=step_up_scopes(held, challenged))
 
     def _prepare(
-        self, server_url: str, challenge: Optional[BearerChallenge], stored: Optional[dict[str, Any]], redirect_uri: str, application_type: str
+        self, server_url: str, challenge: Optional[BearerChallenge], redirect_uri: str, application_type: str
     ) -> tuple[flow.Discovery, flow.Client]:
         discovery = flow.discover(self.fetcher, server_url, challenge)
-        issuer = discovery.metadata.issuer
-        known = flow.Client.from_dict(stored.get("client")) if stored is not None else None
-        shared_key = f"client\n{issuer}\n{application_type}"
-        if known is None or known.issuer != issuer:
-            # a registration this app made at the issuer for another server or another user
-            known = flow.Client.from_dict(self.store.load(shared_key))
-        client = flow.register(self.fetcher, self.settings, discovery.metadata, redirect_uri, application_type, known)
-        if client.source == "dynamic" and client != known:
-            self.store.save(shared_key, client.to_dict())
+        metadata = discovery.metadata
+        # the registration this app made at the issuer (for any server or user), kept with the issuer;
+        # the copy in a server's record serves its refreshes only
+        known = flow.Client.from_dict(self._issuer_record(metadata.issuer).get(application_type))
+        client = flow.register(self.fetcher, self.settings, metadata, redirect_uri, application_type, known)
+        self._keep_issuer(metadata, application_type, client if client.source == "dynamic" else None)
         return discovery, client
 
-    def _login(self, server_url: str, challenge: Optional[BearerChallenge], stored: Optional[dict[str, Any]], scopes: Optional[Sequence[str]]) -> None:
+    def _exchange(self, metadata: Any, client: flow.Client, request: AuthorizationRequest, query: str) -> Tokens:
+        try:
+            return flow.exchange_code(self.fetcher, metadata, client, request, query, _clock())
+        except flow.TokenRefused as exc:
+            self._forget_if_unknown(exc, client)
+            raise
+
+    def _forget_if_unknown(self, refused: flow.TokenRefused, client: flow.Client) -> None:
+        """The token endpoint does not know our dynamic registration: drop it, so the next login registers again."""
+        if refused.error in ("invalid_client", "unauthorized_client") and client.source == "dynamic":
+            for application_type in ("native", "web"):
+                self._forget_registration(client, application_type)
+
+    def _login(self, server_url: str, challenge: Optional[BearerChallenge], scopes: Optional[Sequence[str]]) -> None:
         """The whole authorization code flow through ``consent`` (the caller holds the record's lock)."""
         consent = self.consent
         if consent is None:
             raise OAuthRefused("login", "The server needs a login and this client has no way to ask for one (OAuth(consent=None)).")
         round_ = consent.start()
         try:
-            discovery, client = self._prepare(server_url, challenge, stored, round_.redirect_uri, consent.application_type)
+            discovery, client = self._prepare(server_url, challenge, round_.redirect_uri, consent.application_type)
             request = flow.start_authorization(
                 discovery, client, round_.redirect_uri, self.settings, challenge.scope if challenge else None, scopes
             )
             query = round_.wait(request.url, self.fetcher)
-            tokens = flow.exchange_code(self.fetcher, discovery.metadata, client, request, query, _clock())
+            tokens = self._exchange(discovery.metadata, client, request, query)
         finally:
             round_.close()
         self._save(server_url, discovery, client, tokens, request.scopes)

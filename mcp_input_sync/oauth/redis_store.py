@@ -44,11 +44,12 @@ class RedisStore:
     Args:
         client: a ``redis.Redis``.
         prefix: the key prefix (one per application).
-        lock_ttl: seconds after which a lock left by a dead worker expires
-            (keep it above the longest refresh: ``OAuth(timeout=...)``).
+        lock_ttl: seconds after which a lock left by a dead worker expires;
+            keep it above the longest time a lock is held (a refresh, or a
+            login through ``Browser`` for a store shared with scripts: 300 s).
     """
 
-    def __init__(self, client: Any, *, prefix: str = "mcp_input_sync", lock_ttl: float = 120.0) -> None:
+    def __init__(self, client: Any, *, prefix: str = "mcp_input_sync", lock_ttl: float = 600.0) -> None:
         if not isinstance(lock_ttl, (int, float)) or lock_ttl <= 0:
             raise ValueError("lock_ttl must be a positive number of seconds")
         self.redis = client

@@ -136,6 +136,7 @@ class FileStore:
     def __init__(self, folder: Union[str, "os.PathLike[str]", None] = None) -> None:
         self.folder = Path(folder) if folder is not None else default_folder()
         self._locks = _KeyLocks()
+        self._held = threading.local()
 
     def __repr__(self) -> str:
         return f"FileStore({str(self.folder)!r})"
@@ -149,13 +150,11 @@ class FileStore:
 
     def load(self, key: str) -> Optional[dict[str, Any]]:
         try:
-            text = self.path(key).read_text(encoding="utf-8")
+            record = json.loads(self.path(key).read_bytes().decode("utf-8"))
         except FileNotFoundError:
             return None
-        try:
-            record = json.loads(text)
-        except ValueError:
-            return None  # a damaged file reads as no login; the next login replaces it
+        except (ValueError, RecursionError):  # bad UTF-8 or JSON: a damaged file reads as no login
+            return None
         return record if isinstance(record, dict) else None
 
     def save(self, key: str, record: dict[str, Any]) -> None:
@@ -208,5 +207,18 @@ class FileStore:
 
     @contextlib.contextmanager
     def lock(self, key: str, timeout: float) -> Iterator[None]:
-        with self._locks.hold(key, timeout), self._file_lock(key, timeout):
-            yield
+        with self._locks.hold(key, timeout):  # threads of this process queue here first
+            depth: dict[str, int] = self._held.__dict__.setdefault("depth", {})
+            if depth.get(key):  # re-entered by the thread that holds the file lock
+                depth[key] += 1
+                try:
+                    yield
+                finally:
+                    depth[key] -= 1
+                return
+            with self._file_lock(key, timeout):
+                depth[key] = 1
+                try:
+                    yield
+                finally:
+                    depth[key] = 0

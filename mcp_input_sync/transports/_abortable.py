@@ -58,28 +58,33 @@ def _shut(connection: Any) -> None:
 
 @contextlib.contextmanager
 def abortable(handle: Abort) -> Iterator[None]:
-    """Register the connections of the requests made in this block (on this thread) with ``handle``."""
-    _local.handle = handle
+    """Register the connections of the requests made in this block (on this thread) with ``handle``.
+
+    Blocks nest: a request made in an inner block registers with every
+    handle in force (an OAuth exchange made while the transport posts a
+    request is aborted by either), and leaving a block restores the outer ones.
+    """
+    outer: tuple[Abort, ...] = getattr(_local, "handles", ())
+    _local.handles = (*outer, handle)
     try:
         yield
     finally:
-        _local.handle = None
+        _local.handles = outer
 
 
 class _Tracked:
-    _mis_abort: Optional[Abort] = None
+    _mis_abort: tuple[Abort, ...] = ()
 
     def request(self, *args: Any, **kwargs: Any) -> Any:
-        handle = getattr(_local, "handle", None)
-        self._mis_abort = handle
-        if handle is not None:
+        handles: tuple[Abort, ...] = getattr(_local, "handles", ())
+        self._mis_abort = handles
+        for handle in handles:
             handle.add(self)
         return super().request(*args, **kwargs)  # type: ignore[misc]
 
     def connect(self) -> None:
         super().connect()  # type: ignore[misc]
-        handle = self._mis_abort
-        if handle is not None and handle.fired:
+        if any(handle.fired for handle in self._mis_abort):
             _shut(self)
 
 

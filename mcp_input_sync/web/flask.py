@@ -245,7 +245,9 @@ def login_blueprint(
     @bp.get("/callback")
     def callback() -> BaseResponse:
         user = current_user()
-        record = session.pop(SESSION_KEY, None)
+        record = session.get(SESSION_KEY)
+        if Logins.answers(record, request.url):
+            session.pop(SESSION_KEY, None)  # used once, whatever comes of it
         try:
             target = logins.finish(user, record, request.url)
         except ClientError as exc:

@@ -19,12 +19,15 @@ not logged in there (send them to the login view).
 
 from __future__ import annotations
 
+import hmac
 from typing import Any, Mapping, Optional
 from urllib.parse import urlsplit
 
+from .._protocol.oauth import OAuthRefused
+from .._protocol.oauth_flow import parse_redirect_query
 from ..client import Client, connect_http
 from ..errors import ClientError
-from ..oauth import OAuth, TokenStore
+from ..oauth import OAuth, TokenStore, new_session
 
 __all__ = ["Logins", "safe_next"]
 
@@ -49,26 +52,54 @@ class Logins:
         store: the token store every worker shares (a ``FileStore`` on a
             shared disk, a ``RedisStore``, or your own).
         servers: name -> MCP endpoint URL. Names appear in the login URLs.
+        callback_url: the absolute URL of the login callback view, as the
+            authorization servers must see it. Set it in production: otherwise
+            the views build it from the request's Host header.
         **oauth_options: passed to every :class:`~mcp_input_sync.oauth.OAuth`
             (``client_name``, ``client_id``, ``scopes``, ``verify``, ...).
     """
 
-    def __init__(self, store: TokenStore, servers: Mapping[str, str], **oauth_options: Any) -> None:
+    def __init__(self, store: TokenStore, servers: Mapping[str, str], *, callback_url: Optional[str] = None, **oauth_options: Any) -> None:
         if not servers or not all(isinstance(k, str) and k and isinstance(v, str) for k, v in servers.items()):
             raise ValueError("servers must map names to MCP endpoint URLs")
-        for reserved in ("consent", "store", "account"):
+        for reserved in ("consent", "store", "account", "session"):
             if reserved in oauth_options:
                 raise TypeError(f"Logins sets {reserved} itself")
+        if callback_url is not None and not callback_url.startswith(("https://", "http://")):
+            raise ValueError("callback_url must be the absolute URL of the login callback")
         self.store = store
         self.servers = dict(servers)
+        #: The absolute URL of the callback view, when the app names it (else the views build it from the request).
+        self.callback_url = callback_url
         self.options = oauth_options
+        self._session = new_session()  # one connection pool to the authorization servers, for every user
 
     def __repr__(self) -> str:
         return f"Logins(servers={sorted(self.servers)!r}, store={self.store!r})"
 
+    def close(self) -> None:
+        """Close the connections to authorization servers."""
+        self._session.close()
+
     def oauth(self, user: str) -> OAuth:
         """The OAuth of ``user``: no consent (a needed login raises), tokens kept under the user's id."""
-        return OAuth(store=self.store, account=str(user), **self.options)
+        return OAuth(store=self.store, account=str(user), session=self._session, **self.options)
+
+    @staticmethod
+    def answers(record: Any, redirect_url: str) -> bool:
+        """Whether ``redirect_url`` carries the state of the login in ``record`` (compared in constant time).
+
+        The callback views take the login out of the session only then, so a
+        stray or forged request to the callback does not cancel a login in progress.
+        """
+        request = record.get("pending", {}).get("request") if isinstance(record, Mapping) else None
+        expected = request.get("state") if isinstance(request, Mapping) else None
+        query = redirect_url.partition("?")[2] if "://" in redirect_url else redirect_url
+        try:
+            sent = parse_redirect_query(query).get("state")
+        except OAuthRefused:
+            return False
+        return isinstance(expected, str) and isinstance(sent, str) and hmac.compare_digest(sent.encode(), expected.encode())
 
     def url(self, name: str) -> str:
         """The endpoint of server ``name``; KeyError for a name the app did not list."""
@@ -82,7 +113,7 @@ class Logins:
             ClientError: ``kind="auth"``: discovery or registration failed.
         """
         url = self.url(name)
-        pending = self.oauth(user).begin(url, callback_url, application_type="web")
+        pending = self.oauth(user).begin(url, self.callback_url or callback_url, application_type="web")
         record = {"user": str(user), "server": name, "next": safe_next(next_url), "pending": pending}
         return str(pending["url"]), record
 

@@ -79,9 +79,12 @@ def callback(request: Any) -> Any:
     user = get_user(request)
     if user is None:
         return HttpResponseForbidden()
-    record = request.session.pop(SESSION_KEY, None)
+    record = request.session.get(SESSION_KEY)
+    redirect_url = request.build_absolute_uri()
+    if Logins.answers(record, redirect_url):
+        request.session.pop(SESSION_KEY, None)  # used once, whatever comes of it
     try:
-        target = get_logins().finish(user, record, request.build_absolute_uri())
+        target = get_logins().finish(user, record, redirect_url)
     except ClientError as exc:
         return _failed("The login did not complete", exc.message, 400)
     return _see_other(target)

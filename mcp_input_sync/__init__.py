@@ -19,20 +19,32 @@ from . import reflect
 from ._protocol.modern import PendingCall
 from ._version import __version__
 from .client import Client, ClientState, Subscription, connect_http, connect_stdio
+from .config import ConfigError, HttpServer, ServerConfig, SseServer, StdioServer, load_config
 from .errors import ClientError, InputRefused
+from .group import GroupError, ServerGroup, connect, connect_all
 from .handler import InputContext, InputHandler
 
 __all__ = [
     "Client",
     "ClientError",
     "ClientState",
+    "ConfigError",
+    "GroupError",
+    "HttpServer",
     "InputContext",
     "InputHandler",
     "InputRefused",
     "PendingCall",
+    "ServerConfig",
+    "ServerGroup",
+    "SseServer",
+    "StdioServer",
     "Subscription",
     "__version__",
+    "connect",
+    "connect_all",
     "connect_http",
     "connect_stdio",
+    "load_config",
     "reflect",
 ]

@@ -200,7 +200,7 @@ def test_rule_9_only_the_client_imports_the_engines_and_the_handshake() -> None:
 
 APPLICATIONS = ("web", "terminal", "testing", "conformance", "__main__", "_demo", "_demo_server")
 #: What an application may import: the public modules and the pure core.
-PUBLIC = ("client", "errors", "handler", "options", "reflect", "transports", "terminal", "web", "testing", "oauth", "_protocol", "_version")
+PUBLIC = ("client", "errors", "handler", "options", "reflect", "transports", "terminal", "web", "testing", "oauth", "config", "group", "_protocol", "_version")
 #: ... and one another (the command line runs the demo, which runs the demo server).
 
 
@@ -214,6 +214,14 @@ def test_rule_10_applications_import_public_modules_and_the_pure_core(name: str)
 def test_rule_11_oauth_leans_on_the_pure_core_the_runtime_errors_and_the_http_transport(name: str) -> None:
     allowed = set(modules("oauth", "_protocol", "_runtime", "errors")) | {P + "transports._abortable", P + "transports.http"}
     assert GRAPH[name] - allowed == set(), f"{name} imports {sorted(GRAPH[name] - allowed)}"
+
+
+def test_rule_12_config_reads_files_with_the_stdlib_alone() -> None:
+    assert GRAPH[P + "config"] == set()
+
+
+def test_rule_12_the_group_opens_servers_through_the_public_client_only() -> None:
+    assert GRAPH[P + "group"] == {P + "client", P + "config", P + "errors"}
 
 
 def test_rule_11_the_transports_never_import_oauth() -> None:

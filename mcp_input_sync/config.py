@@ -1,0 +1,426 @@
+"""Servers from the configuration files editors already keep: Claude Desktop, Cursor, Claude Code, VS Code.
+
+::
+
+    import mcp_input_sync as mis
+
+    servers = mis.load_config(".mcp.json")      # {name: StdioServer | HttpServer | SseServer}
+    with mis.connect(servers["notes"], handler=MyHandler()) as client:
+        ...
+
+Shapes read (docs/config.md has an example of each):
+
+* ``{"mcpServers": {NAME: {...}}}`` (Claude Desktop, Cursor, Claude Code's
+  ``.mcp.json``), ``{"servers": {NAME: {...}}}`` (VS Code's ``mcp.json``),
+  and ``{"mcp": {"servers": {...}}}`` (VS Code's ``settings.json``);
+* a server is ``{"command", "args", "env", "cwd", "envFile"}`` (stdio) or
+  ``{"url", "headers"}``; ``"type"`` says which (``"stdio"``, ``"http"``,
+  ``"streamable-http"``, ``"sse"``), and without it ``command`` means stdio
+  and ``url`` means Streamable HTTP, as the editors read it;
+* comments and trailing commas, which VS Code allows, are read.
+
+Placeholders, in ``command``, ``args``, ``env``, ``cwd``, ``envFile``,
+``url`` and ``headers``: ``${VAR}``, ``${VAR:-default}``, ``${env:VAR}``,
+``${input:ID}`` (asks the ``prompt`` given to :func:`load_config`),
+``${workspaceFolder}`` and ``${userHome}``. A variable that is not set and
+has no default is a :class:`ConfigError` naming it and its server, raised
+while the file is read: no server ever receives a literal ``${VAR}``.
+
+Every failure is a :class:`ConfigError` that names the file, the server and
+the key. Unknown keys are kept (``extra``) and otherwise ignored. The reprs
+show where a value came from (``"${API_KEY}"``), never the value of a
+variable, and hide the values of ``env`` and ``headers``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Callable, Mapping, Optional, Union
+
+__all__ = ["ConfigError", "HttpServer", "ServerConfig", "SseServer", "StdioServer", "find_config", "load_config"]
+
+#: The files :func:`find_config` looks for in a folder, in this order.
+CONFIG_FILES = (".mcp.json", "mcp.json")
+#: The largest configuration file read, in bytes.
+MAX_CONFIG_BYTES = 4 * 1024 * 1024
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PLACEHOLDER = re.compile(r"\$\{([^{}]*)\}")
+_STDIO_KEYS = frozenset({"type", "command", "args", "env", "cwd", "envFile"})
+_HTTP_KEYS = frozenset({"type", "url", "headers", "oauth"})
+
+Prompt = Callable[[str, Mapping[str, Any]], Optional[str]]
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot be used: ``file``, ``server`` and ``key`` say where (each may be None)."""
+
+    def __init__(self, message: str, *, file: Optional[str] = None, server: Optional[str] = None, key: Optional[str] = None) -> None:
+        where = [part for part in (file, f"server {server!r}" if server is not None else None, f"key {key!r}" if key is not None else None) if part]
+        super().__init__(": ".join([*where, message]))
+        self.file = file
+        self.server = server
+        self.key = key
+        self.reason = message
+
+
+# ---------------------------------------------------------------------------- descriptions
+
+
+class _Text(str):
+    """A string read from the file, remembering the template it was expanded from (for reprs)."""
+
+    template: str
+
+    def __new__(cls, value: str, template: str) -> "_Text":
+        text = super().__new__(cls, value)
+        text.template = template
+        return text
+
+
+def _shown(value: str) -> str:
+    """How a value appears in a repr: its template when placeholders made it, else itself."""
+    template = getattr(value, "template", value)
+    return repr(str(template))
+
+
+def _hidden(mapping: Mapping[str, str]) -> str:
+    """A mapping for a repr: templates shown, literal values hidden."""
+    shown = ", ".join(f"{key!r}: {_shown(value) if getattr(value, 'template', value) != value else repr('***')}" for key, value in mapping.items())
+    return "{" + shown + "}"
+
+
+class ServerConfig:
+    """One server of a configuration file (immutable). ``name`` is its key in the file; ``source`` the file's path."""
+
+    __slots__ = ("name", "source", "extra")
+    kind = ""
+    name: str
+    source: Optional[str]
+    extra: Mapping[str, Any]
+
+    def __init__(self, name: str, source: Optional[str], extra: Mapping[str, Any]) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "source", source)
+        object.__setattr__(self, "extra", MappingProxyType(dict(extra)))
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def __delattr__(self, key: str) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def _fields(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, slot) for cls in type(self).__mro__ for slot in getattr(cls, "__slots__", ()))
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and isinstance(other, ServerConfig) and self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self.name, self.source))
+
+
+class StdioServer(ServerConfig):
+    """A server started as a command: ``command`` and ``args`` (strings), ``env`` (added to the process's
+    environment, ``envFile``'s values first), ``cwd``."""
+
+    __slots__ = ("command", "args", "env", "cwd")
+    kind = "stdio"
+    command: str
+    args: tuple[str, ...]
+    env: Mapping[str, str]
+    cwd: Optional[str]
+
+    def __init__(self, name: str, command: str, args: tuple[str, ...] = (), env: Optional[Mapping[str, str]] = None,
+                 cwd: Optional[str] = None, *, source: Optional[str] = None, extra: Optional[Mapping[str, Any]] = None) -> None:
+        super().__init__(name, source, extra or {})
+        object.__setattr__(self, "command", command)
+        object.__setattr__(self, "args", tuple(args))
+        object.__setattr__(self, "env", MappingProxyType(dict(env or {})))
+        object.__setattr__(self, "cwd", cwd)
+
+    @property
+    def argv(self) -> list[str]:
+        """``[command, *args]``, as ``connect_stdio`` takes it."""
+        return [self.command, *self.args]
+
+    def __repr__(self) -> str:
+        args = ", ".join(_shown(arg) for arg in self.args)
+        cwd = None if self.cwd is None else _shown(self.cwd)
+        return f"StdioServer(name={self.name!r}, command={_shown(self.command)}, args=({args}), env={_hidden(self.env)}, cwd={cwd})"
+
+
+class HttpServer(ServerConfig):
+    """A Streamable HTTP server: ``url``, ``headers`` sent with every request, and ``oauth``, the
+    file's OAuth settings for it (``clientId``, ``clientSecret``, ``issuer``, ``scopes``), or None."""
+
+    __slots__ = ("url", "headers", "oauth")
+    kind = "http"
+    url: str
+    headers: Mapping[str, str]
+    oauth: Optional[Mapping[str, Any]]
+
+    def __init__(self, name: str, url: str, headers: Optional[Mapping[str, str]] = None, oauth: Optional[Mapping[str, Any]] = None,
+                 *, source: Optional[str] = None, extra: Optional[Mapping[str, Any]] = None) -> None:
+        super().__init__(name, source, extra or {})
+        object.__setattr__(self, "url", url)
+        object.__setattr__(self, "headers", MappingProxyType(dict(headers or {})))
+        object.__setattr__(self, "oauth", None if oauth is None else MappingProxyType(dict(oauth)))
+
+    def __repr__(self) -> str:
+        oauth = None if self.oauth is None else sorted(self.oauth)
+        return f"{type(self).__name__}(name={self.name!r}, url={_shown(self.url)}, headers={_hidden(self.headers)}, oauth={oauth!r})"
+
+
+class SseServer(HttpServer):
+    """A server on the HTTP+SSE transport of 2024-11-05: described, but refused when opened (this library does not speak it)."""
+
+    __slots__ = ()
+    kind = "sse"
+
+
+# ---------------------------------------------------------------------------- reading the file
+
+
+def _strip_jsonc(text: str) -> str:
+    """JSON with comments (``//``, ``/* */``) and trailing commas, as VS Code writes it, made plain JSON."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        char = text[i]
+        if char == '"':
+            end = i + 1
+            while end < n and text[end] != '"':
+                end += 2 if text[end] == "\\" else 1
+            out.append(text[i : end + 1])
+            i = end + 1
+        elif text.startswith("//", i):
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            i = n if end < 0 else end + 2
+        else:
+            out.append(char)
+            i += 1
+    return re.sub(r",(\s*[}\]])", r"\1", "".join(out))
+
+
+def _read_file(path: Path) -> Any:
+    where = str(path)
+    try:
+        size = path.stat().st_size
+        if size > MAX_CONFIG_BYTES:
+            raise ConfigError(f"the file is larger than {MAX_CONFIG_BYTES} bytes", file=where)
+        text = path.read_bytes().decode("utf-8-sig")
+    except FileNotFoundError:
+        raise ConfigError("no such file", file=where) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot be read ({type(exc).__name__})", file=where) from None
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    try:
+        return json.loads(_strip_jsonc(text))
+    except (ValueError, RecursionError) as exc:
+        line = getattr(exc, "lineno", None)
+        raise ConfigError("is not JSON" + (f" (line {line})" if line else ""), file=where) from None
+
+
+class _Expander:
+    """Expands the placeholders of one file's values (see the module docstring)."""
+
+    def __init__(self, file: Optional[str], workspace: Path, environ: Mapping[str, str], prompt: Optional[Prompt], inputs: Mapping[str, Any]) -> None:
+        self.file = file
+        self.workspace = workspace
+        self.environ = environ
+        self.prompt = prompt
+        self.inputs = inputs
+        self.answers: dict[str, str] = {}
+
+    def error(self, message: str, server: str, key: str) -> ConfigError:
+        return ConfigError(message, file=self.file, server=server, key=key)
+
+    def text(self, value: Any, server: str, key: str) -> str:
+        if not isinstance(value, str):
+            raise self.error("must be a string", server, key)
+        if "${" not in value:
+            return value
+        expanded = _PLACEHOLDER.sub(lambda match: self._one(match.group(1), server, key), value)
+        if "${" in _PLACEHOLDER.sub("", value):
+            raise self.error("holds a '${' that opens no placeholder", server, key)
+        return _Text(expanded, value)
+
+    def _one(self, body: str, server: str, key: str) -> str:
+        if body == "workspaceFolder":
+            return str(self.workspace)
+        if body == "userHome":
+            return os.path.expanduser("~")
+        if body.startswith("input:"):
+            return self._input(body[len("input:") :], server, key)
+        name, has_default, default = body.partition(":-")
+        if name.startswith("env:") and not has_default:
+            name = name[len("env:") :]
+        if not _NAME.fullmatch(name):
+            raise self.error(f"holds an unknown placeholder ${{{body}}}", server, key)
+        value = self.environ.get(name)
+        if value is None or (has_default and value == ""):
+            if has_default:
+                return default
+            raise self.error(f"the environment variable {name} is not set (write ${{{name}:-default}} to give a default)", server, key)
+        return value
+
+    def _input(self, ident: str, server: str, key: str) -> str:
+        if ident in self.answers:
+            return self.answers[ident]
+        if self.prompt is None:
+            raise self.error(f"${{input:{ident}}} needs an answer: pass load_config(..., prompt=...)", server, key)
+        spec = self.inputs.get(ident)
+        answer = self.prompt(ident, dict(spec) if isinstance(spec, Mapping) else {"id": ident})
+        if not isinstance(answer, str):
+            raise self.error(f"${{input:{ident}}} got no answer", server, key)
+        self.answers[ident] = answer
+        return answer
+
+
+def _env_file(path: Path, expander: _Expander, server: str) -> dict[str, str]:
+    """``KEY=VALUE`` lines (``#`` comments, ``export``, quotes), as VS Code's ``envFile`` reads them."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise expander.error(f"the env file {path} cannot be read ({type(exc).__name__})", server, "envFile") from None
+    found: dict[str, str] = {}
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("export "):
+            line = line[len("export ") :].lstrip()
+        name, equals, value = line.partition("=")
+        name, value = name.strip(), value.strip()
+        if not equals or not _NAME.fullmatch(name):
+            raise expander.error(f"line {number} of the env file {path} is not NAME=VALUE", server, "envFile")
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        found[name] = value
+    return found
+
+
+def _string_map(value: Any, expander: _Expander, server: str, key: str) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise expander.error("must be an object of strings", server, key)
+    out: dict[str, str] = {}
+    for name, item in value.items():
+        if not isinstance(name, str) or not name:
+            raise expander.error("has a name that is not a string", server, key)
+        out[name] = expander.text(item, server, f"{key}.{name}")
+    return out
+
+
+def _server(name: str, entry: Any, expander: _Expander, source: Optional[str]) -> ServerConfig:
+    if not isinstance(entry, Mapping):
+        raise expander.error("must be an object", name, "")
+    kind = entry.get("type")
+    if kind is None:
+        kind = "stdio" if "command" in entry else "http" if "url" in entry else None
+        if kind is None:
+            raise expander.error("names neither a command nor a url", name, "type")
+    if kind in ("streamable-http", "streamableHttp", "http"):
+        kind = "http"
+    if kind == "stdio":
+        command = expander.text(entry.get("command"), name, "command")
+        if not command:
+            raise expander.error("is empty", name, "command")
+        raw_args = entry.get("args", [])
+        if not isinstance(raw_args, list):
+            raise expander.error("must be a list of strings", name, "args")
+        args = tuple(expander.text(arg, name, f"args[{i}]") for i, arg in enumerate(raw_args))
+        env: dict[str, str] = {}
+        if entry.get("envFile") is not None:
+            env_path = Path(expander.text(entry["envFile"], name, "envFile")).expanduser()
+            env.update(_env_file(env_path if env_path.is_absolute() else expander.workspace / env_path, expander, name))
+        env.update(_string_map(entry.get("env"), expander, name, "env"))
+        cwd = None if entry.get("cwd") is None else expander.text(entry["cwd"], name, "cwd")
+        extra = {k: v for k, v in entry.items() if k not in _STDIO_KEYS}
+        return StdioServer(name, command, args, env, cwd, source=source, extra=extra)
+    if kind in ("http", "sse"):
+        url = expander.text(entry.get("url"), name, "url")
+        if not url.startswith(("http://", "https://")):
+            raise expander.error("must be an http or https URL", name, "url")
+        headers = _string_map(entry.get("headers"), expander, name, "headers")
+        oauth = entry.get("oauth")
+        if oauth is not None and not isinstance(oauth, Mapping):
+            raise expander.error("must be an object", name, "oauth")
+        extra = {k: v for k, v in entry.items() if k not in _HTTP_KEYS}
+        cls = SseServer if kind == "sse" else HttpServer
+        return cls(name, url, headers, oauth, source=source, extra=extra)
+    raise expander.error(f"is {kind!r}; known types are stdio, http and sse", name, "type")
+
+
+def _workspace(path: Optional[Path]) -> Path:
+    """``${workspaceFolder}``: the folder that holds ``.vscode`` for a file in it, else the file's folder."""
+    if path is None:
+        return Path.cwd()
+    folder = path.resolve().parent
+    return folder.parent if folder.name == ".vscode" else folder
+
+
+def load_config(
+    source: Union[str, "os.PathLike[str]", Mapping[str, Any]],
+    *,
+    prompt: Optional[Prompt] = None,
+    environ: Optional[Mapping[str, str]] = None,
+) -> dict[str, ServerConfig]:
+    """Read a configuration file (or an already parsed mapping) and return its servers by name, in file order.
+
+    Args:
+        source: the file's path, or the parsed JSON.
+        prompt: answers ``${input:ID}``: called as ``prompt(id, input)``, where
+            ``input`` is the file's ``inputs`` entry of that id (``description``,
+            ``password``, ...), it returns the text (None: no answer). Each id is
+            asked once per file.
+        environ: the variables for ``${VAR}`` (default: ``os.environ``).
+
+    Raises:
+        ConfigError: the file cannot be read, is not such a configuration, or a
+            server in it is malformed or names a variable that is not set.
+    """
+    path = None if isinstance(source, Mapping) else Path(os.fspath(source))
+    where = None if path is None else str(path)
+    data = _read_file(path) if path is not None else source
+    if not isinstance(data, Mapping):
+        raise ConfigError("is not a JSON object", file=where)
+    found = [key for key in ("mcpServers", "servers") if key in data]
+    if not found and isinstance(data.get("mcp"), Mapping) and "servers" in data["mcp"]:
+        data = data["mcp"]
+        found = ["servers"]
+    if len(found) != 1:
+        raise ConfigError("names its servers in neither 'mcpServers' nor 'servers'" if not found else "has both 'mcpServers' and 'servers'", file=where)
+    servers = data[found[0]]
+    if not isinstance(servers, Mapping):
+        raise ConfigError("must be an object of servers", file=where, key=found[0])
+    raw_inputs = data.get("inputs", [])
+    inputs = {item["id"]: item for item in raw_inputs if isinstance(item, Mapping) and isinstance(item.get("id"), str)} if isinstance(raw_inputs, list) else {}
+    expander = _Expander(where, _workspace(path), os.environ if environ is None else environ, prompt, inputs)
+    out: dict[str, ServerConfig] = {}
+    for name, entry in servers.items():
+        if not isinstance(name, str) or not name:
+            raise ConfigError("has a server whose name is not a string", file=where)
+        out[name] = _server(name, entry, expander, where)
+    return out
+
+
+def find_config(folder: Union[str, "os.PathLike[str]", None] = None) -> Optional[Path]:
+    """The first of :data:`CONFIG_FILES` in ``folder`` (default: the current one), or None."""
+    base = Path(folder) if folder is not None else Path.cwd()
+    for name in CONFIG_FILES:
+        candidate = base / name
+        if candidate.is_file():
+            return candidate
+    return None

@@ -1,0 +1,253 @@
+"""Opening described servers: one (:func:`connect`), or many at once as a group (:func:`connect_all`).
+
+::
+
+    import mcp_input_sync as mis
+
+    with mis.connect_all(".mcp.json", handler=MyHandler()) as group:
+        for tool in group.list_tools():          # names like "notes/search"
+            print(tool["name"])
+        group.call_tool("notes/search", {"q": "tiles"})
+        group["notes"].read_resource("file:///notes.txt")   # one server's own Client
+
+One handler answers every server's requests; ``ctx.server_id`` is the
+server's name in the file. Each server has its own ``Client``, so limits,
+budgets and timeouts stay per server. Servers open and close in parallel.
+docs/config.md tells the whole story.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any, Iterator, Mapping, Optional, Sequence, Union
+
+from .client import Client, connect_http, connect_stdio
+from .config import ConfigError, HttpServer, ServerConfig, SseServer, StdioServer, load_config
+from .errors import ClientError
+
+__all__ = ["GroupError", "ServerGroup", "connect", "connect_all"]
+
+#: What stands between a server's name and a tool's in :meth:`ServerGroup.list_tools` (a tool name never holds it).
+SEPARATOR = "/"
+
+ConfigSource = Union[str, "os.PathLike[str]", Mapping[str, Any]]
+
+
+def _servers(config: Any) -> dict[str, ServerConfig]:
+    """Described servers from a path, a parsed file, or a mapping of already described ones."""
+    if isinstance(config, Mapping) and config and all(isinstance(v, ServerConfig) for v in config.values()):
+        return dict(config)
+    return load_config(config)
+
+
+def connect(server: Union[ServerConfig, str], *, config: Optional[ConfigSource] = None, handler: Any = None, **options: Any) -> Client:
+    """Open one described server (or the server ``server`` names in ``config``); the handshake runs before this returns.
+
+    ``server_id`` defaults to the server's name. Other options go to
+    :func:`~mcp_input_sync.connect_stdio` or :func:`~mcp_input_sync.connect_http`
+    (``auth=`` included, for an HTTP server).
+
+    Raises:
+        ConfigError: a name that ``config`` does not hold, or no ``config`` for a name.
+        ClientError: the server cannot be opened; ``kind="transport"`` for a
+            server on the HTTP+SSE transport of 2024-11-05, which this library does not speak.
+    """
+    if isinstance(server, str):
+        if config is None:
+            raise ConfigError("connect(name) needs config=", server=server)
+        servers = _servers(config)
+        if server not in servers:
+            raise ConfigError(f"is not in the configuration (it has {', '.join(sorted(servers)) or 'no server'})", server=server)
+        server = servers[server]
+    if not isinstance(server, ServerConfig):
+        raise TypeError("connect() takes a described server (from load_config) or its name")
+    options.setdefault("server_id", server.name)
+    if isinstance(server, StdioServer):
+        options.pop("auth", None)
+        return connect_stdio(server.argv, env=dict(server.env) or None, cwd=server.cwd, handler=handler, **options)
+    if isinstance(server, SseServer):
+        raise ClientError(
+            "transport",
+            f"server {server.name!r} uses the HTTP+SSE transport of 2024-11-05, which this library does not speak; "
+            "ask for its Streamable HTTP endpoint (often the same URL ending in /mcp) and set \"type\": \"http\"",
+        )
+    assert isinstance(server, HttpServer)
+    return connect_http(server.url, headers=dict(server.headers) or None, handler=handler, **options)
+
+
+class GroupError(ClientError):
+    """Some servers of :func:`connect_all` did not open; ``errors`` maps each one's name to its error.
+
+    ``kind`` is the first failure's kind. The servers that opened were closed again.
+    """
+
+    def __init__(self, errors: Mapping[str, BaseException]) -> None:
+        first = next(iter(errors.values()))
+        kind = first.kind if isinstance(first, ClientError) else "transport"
+        names = ", ".join(f"{name} ({type(exc).__name__}: {exc})" for name, exc in errors.items())
+        super().__init__(kind, f"{len(errors)} server(s) did not open: {names}")
+        self.errors = dict(errors)
+
+
+def _in_parallel(jobs: Mapping[str, Any], *, timeout: Optional[float] = None) -> dict[str, tuple[bool, Any]]:
+    """Run each job on a thread of its own; each name -> (True, result) or (False, exception)."""
+    results: dict[str, tuple[bool, Any]] = {}
+    lock = threading.Lock()
+
+    def run(name: str, job: Any) -> None:
+        try:
+            outcome: tuple[bool, Any] = (True, job())
+        except BaseException as exc:  # noqa: BLE001 - reported per name
+            outcome = (False, exc)
+        with lock:
+            results[name] = outcome
+
+    threads = [threading.Thread(target=run, args=(name, job), name=f"mcp-input-sync-group-{i}", daemon=True) for i, (name, job) in enumerate(jobs.items())]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout)
+    return results
+
+
+class ServerGroup:
+    """Several open servers, by name (from :func:`connect_all`); a context manager that closes them all."""
+
+    def __init__(self, clients: Mapping[str, Client], errors: Mapping[str, BaseException], *, separator: str = SEPARATOR) -> None:
+        #: The open clients, by server name, in the configuration's order.
+        self.clients: dict[str, Client] = dict(clients)
+        #: The servers that did not open (or whose tools could not be listed), by name.
+        self.errors: dict[str, BaseException] = dict(errors)
+        self.separator = separator
+        self._routes: dict[str, tuple[str, str]] = {}
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"ServerGroup(open={list(self.clients)!r}, failed={list(self.errors)!r})"
+
+    def __enter__(self) -> "ServerGroup":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __getitem__(self, name: str) -> Client:
+        """The open client of server ``name``; KeyError (saying why) for one that failed or is unknown."""
+        if name in self.clients:
+            return self.clients[name]
+        if name in self.errors:
+            raise KeyError(f"server {name!r} did not open: {self.errors[name]}")
+        raise KeyError(f"no server {name!r} in this group")
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.clients
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.clients)
+
+    def __len__(self) -> int:
+        return len(self.clients)
+
+    def qualify(self, server: str, tool: str) -> str:
+        """A tool's name in the group: ``server/tool``."""
+        return f"{server}{self.separator}{tool}"
+
+    def resolve(self, qualified: str) -> tuple[str, str]:
+        """The server and the tool a group tool name stands for (as :meth:`list_tools` named it).
+
+        Raises:
+            KeyError: a name that names no open server.
+        """
+        with self._lock:
+            route = self._routes.get(qualified)
+        if route is not None:
+            return route
+        # not listed yet: the longest server name that prefixes it, then the separator
+        for name in sorted(self.clients, key=len, reverse=True):
+            prefix = name + self.separator
+            if qualified.startswith(prefix) and len(qualified) > len(prefix):
+                return name, qualified[len(prefix) :]
+        raise KeyError(f"{qualified!r} names no tool of an open server (tool names are server{self.separator}tool)")
+
+    def list_tools(self) -> list[dict[str, Any]]:
+        """Every open server's tools, in parallel, each named ``server/tool`` (with ``"server"`` and ``"tool"`` added).
+
+        A server whose listing fails is left out and its error kept in
+        :attr:`errors`; the others are listed. Two servers whose names would
+        make one tool name twice cannot both keep it: the later one's tool is
+        left out (a warning is logged).
+        """
+        results = _in_parallel({name: client.list_tools for name, client in self.clients.items()})
+        tools: list[dict[str, Any]] = []
+        routes: dict[str, tuple[str, str]] = {}
+        for name in self.clients:
+            ok, value = results.get(name, (False, ClientError("timeout", "the listing did not end")))
+            if not ok:
+                self.errors[name] = value
+                continue
+            for tool in value:
+                tool_name = tool.get("name")
+                if not isinstance(tool_name, str):
+                    continue
+                qualified = self.qualify(name, tool_name)
+                if qualified in routes:
+                    import logging
+
+                    logging.getLogger("mcp_input_sync").warning("mcp_input_sync: two servers make the tool name %r; the second is left out", qualified)
+                    continue
+                routes[qualified] = (name, tool_name)
+                tools.append({**tool, "name": qualified, "server": name, "tool": tool_name})
+        with self._lock:
+            self._routes = routes
+        return tools
+
+    def call_tool(self, qualified: str, arguments: Optional[Mapping[str, Any]] = None, **options: Any) -> Any:
+        """Call the tool ``qualified`` (``server/tool``) on its server; the options are ``Client.call_tool``'s."""
+        server, tool = self.resolve(qualified)
+        return self[server].call_tool(tool, arguments, **options)
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Close every client in parallel, each within ``timeout`` real seconds (idempotent)."""
+        _in_parallel({name: (lambda c=client: c.close(timeout)) for name, client in self.clients.items()}, timeout=timeout + 1.0)
+
+
+def connect_all(
+    config: ConfigSource,
+    *,
+    handler: Any = None,
+    names: Optional[Sequence[str]] = None,
+    on_error: str = "raise",
+    separator: str = SEPARATOR,
+    **options: Any,
+) -> ServerGroup:
+    """Open the servers of ``config`` (a path, a parsed file, or :func:`load_config`'s result) in parallel.
+
+    Args:
+        handler: the one InputHandler for every server (``ctx.server_id`` is the server's name).
+        names: only these servers (default: all of them).
+        on_error: ``"raise"`` (default): if any server does not open, close
+            the others and raise :class:`GroupError`; ``"report"``: keep the
+            ones that opened and list the others in ``group.errors``.
+        separator: between server and tool in the group's tool names (default ``"/"``).
+        **options: for every server's client (``timeout``, ``auth``, limits, ...).
+
+    Raises:
+        ConfigError: the configuration cannot be read, or names a server it does not have.
+        GroupError: with ``on_error="raise"``, the servers that did not open and why.
+    """
+    if on_error not in ("raise", "report"):
+        raise ValueError("on_error must be 'raise' or 'report'")
+    servers = _servers(config)
+    chosen = list(servers) if names is None else list(names)
+    for name in chosen:
+        if name not in servers:
+            raise ConfigError(f"is not in the configuration (it has {', '.join(sorted(servers)) or 'no server'})", server=name)
+    results = _in_parallel({name: (lambda s=servers[name]: connect(s, handler=handler, **options)) for name in chosen})
+    clients = {name: results[name][1] for name in chosen if results.get(name, (False, None))[0]}
+    errors = {name: results[name][1] for name in chosen if name in results and not results[name][0]}
+    group = ServerGroup(clients, errors, separator=separator)
+    if errors and on_error == "raise":
+        group.close()
+        raise GroupError(errors)
+    return group

@@ -1,0 +1,112 @@
+"""Opening described servers: connect() one, connect_all() several at once, the group's tools and calls.
+
+The servers are the embedded demo server over stdio (two of them), a
+command that does not exist, a server of the old HTTP+SSE transport, and a
+protected HTTP server (tests/oauth_peer.py) reached through OAuth.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import mcp_input_sync as mis
+from mcp_input_sync.oauth import Headless, OAuth
+
+from .oauth_peer import OAuthPeer
+
+DEMO = {"command": sys.executable, "args": ["-m", "mcp_input_sync._demo_server"]}
+
+
+class Recorder(mis.InputHandler):
+    """Keeps the server id of every log it hears."""
+
+    def __init__(self) -> None:
+        self.logs: list[str] = []
+        self.lock = threading.Lock()
+
+    def handle_log(self, entry: Any, ctx: mis.InputContext) -> None:
+        with self.lock:
+            self.logs.append(ctx.server_id)
+
+
+def config(tmp_path: Path, servers: dict[str, Any]) -> Path:
+    path = tmp_path / ".mcp.json"
+    path.write_text(json.dumps({"mcpServers": servers}))
+    return path
+
+
+def test_connect_opens_one_described_server_by_value_or_by_name(tmp_path: Path) -> None:
+    path = config(tmp_path, {"demo": DEMO})
+    with mis.connect(mis.load_config(path)["demo"], handler=None) as client:
+        assert client.server_id == "demo"
+        assert client.call_tool("echo", {"text": "hi"})["content"][0]["text"] == "hi"
+    with mis.connect("demo", config=path, server_id="custom") as client:
+        assert client.server_id == "custom"
+    with pytest.raises(mis.ConfigError, match="is not in the configuration"):
+        mis.connect("nope", config=path)
+    with pytest.raises(mis.ConfigError, match="needs config="):
+        mis.connect("demo")
+
+
+def test_an_sse_server_is_described_but_refused_when_opened() -> None:
+    servers = mis.load_config({"mcpServers": {"legacy-sse": {"type": "sse", "url": "https://old.example.com/sse"}}})
+    with pytest.raises(mis.ClientError) as caught:
+        mis.connect(servers["legacy-sse"])
+    assert caught.value.kind == "transport" and "'legacy-sse'" in caught.value.message and "HTTP+SSE" in caught.value.message
+
+
+def test_connect_all_opens_in_parallel_lists_and_routes(tmp_path: Path) -> None:
+    handler = Recorder()
+    path = config(tmp_path, {"north": DEMO, "south": DEMO})
+    with mis.connect_all(path, handler=handler) as group:
+        assert list(group) == ["north", "south"] and group.errors == {}
+        tools = group.list_tools()
+        names = [tool["name"] for tool in tools]
+        assert "north/echo" in names and "south/echo" in names and len(names) == len(set(names))
+        echo = next(t for t in tools if t["name"] == "south/echo")
+        assert (echo["server"], echo["tool"]) == ("south", "echo") and echo["inputSchema"]["required"] == ["text"]
+        assert group.call_tool("south/echo", {"text": "from south"})["content"][0]["text"] == "from south"
+        group.call_tool("north/pack_bags", {"items": 1})
+        group.call_tool("south/pack_bags", {"items": 1})
+        assert sorted(set(handler.logs)) == ["north", "south"]  # one handler, told apart by ctx.server_id
+        assert group["north"].server_id == "north"
+        with pytest.raises(KeyError, match="names no tool"):
+            group.resolve("west/echo")
+
+
+def test_a_server_that_does_not_open_is_reported_by_name_never_skipped(tmp_path: Path) -> None:
+    path = config(tmp_path, {"good": DEMO, "broken": {"command": str(tmp_path / "no-such-program")}})
+    with pytest.raises(mis.GroupError) as caught:
+        mis.connect_all(path)
+    assert list(caught.value.errors) == ["broken"] and "broken" in caught.value.message
+    with mis.connect_all(path, on_error="report") as group:
+        assert list(group) == ["good"] and list(group.errors) == ["broken"]
+        assert isinstance(group.errors["broken"], mis.ClientError)
+        with pytest.raises(KeyError, match="did not open"):
+            group["broken"]
+        assert [t["server"] for t in group.list_tools()] == ["good"] * 4
+
+
+def test_connect_all_takes_a_subset_and_refuses_unknown_names(tmp_path: Path) -> None:
+    path = config(tmp_path, {"a": DEMO, "b": DEMO})
+    with mis.connect_all(path, names=["b"]) as group:
+        assert list(group) == ["b"]
+    with pytest.raises(mis.ConfigError, match="'c'"):
+        mis.connect_all(path, names=["c"])
+
+
+def test_a_protected_http_server_from_a_config_file_through_oauth(tmp_path: Path) -> None:
+    peer = OAuthPeer()
+    try:
+        path = config(tmp_path, {"notes": {"type": "http", "url": peer.url}, "local": DEMO})
+        with mis.connect_all(path, auth=OAuth(consent=Headless()), protocol="legacy") as group:
+            assert group.call_tool("notes/whoami")["content"][0]["text"] == "mcp offline_access"
+            assert group.call_tool("local/echo", {"text": "x"})["content"][0]["text"] == "x"
+    finally:
+        peer.close()

@@ -4,8 +4,10 @@
 
     mcp-input-sync demo [--yes]
     mcp-input-sync call [--answers FILE] [--protocol P] [--yes] [--json] [--timeout S]
-                        TOOL [JSON-ARGS] (--url URL | -- COMMAND [ARG...])
-    mcp-input-sync tools|resources|prompts [--protocol P] [--json] (--url URL | -- COMMAND [ARG...])
+                        TOOL [JSON-ARGS] (--url URL | --config FILE [--server NAME] | -- COMMAND [ARG...])
+    mcp-input-sync tools|resources|prompts [--protocol P] [--json] (--url URL | --config FILE [--server NAME] | -- COMMAND [ARG...])
+
+Without a server, the first of ./.mcp.json and ./mcp.json is the configuration file.
     mcp-input-sync login URL | logout URL
 
 Exit codes: 0 ok, 1 tool error (``isError``), 2 usage, 3 input refused or
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any, NoReturn, Optional, Sequence
 
@@ -27,7 +30,10 @@ EXIT_CONNECTION = 4
 
 _INPUT_KINDS = frozenset({"refused", "declined", "input_handler"})
 
-_TARGET_HELP = "the server: --url URL (Streamable HTTP), or -- COMMAND [ARG...] (stdio) at the end"
+_TARGET_HELP = (
+    "the server: --url URL (Streamable HTTP), --config FILE with --server NAME (a configuration file's server), "
+    "or -- COMMAND [ARG...] (stdio) at the end; with none, ./.mcp.json or ./mcp.json"
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -69,6 +75,8 @@ def _build_parser() -> _Parser:
 
 def _target_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--url", help="the server's Streamable HTTP endpoint")
+    parser.add_argument("--config", metavar="FILE", help="a configuration file (.mcp.json, claude_desktop_config.json, .vscode/mcp.json)")
+    parser.add_argument("--server", metavar="NAME", help="the configuration file's server to use")
     parser.add_argument("--protocol", default="auto", help="auto (default), legacy, modern, or a version such as 2025-11-25")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds to wait on the server (default 60)")
 
@@ -80,6 +88,14 @@ def _connect(args: argparse.Namespace, server: list[str], handler: Any, parser: 
 
     options: dict[str, Any] = {"handler": handler, "name": "mcp-input-sync", "protocol": args.protocol, "timeout": args.timeout}
     try:
+        if args.config is not None:
+            from ._cli_config import pick, servers_of
+            from .group import connect
+
+            described, tool = pick(servers_of(args.config), args.server, getattr(args, "tool", None))
+            if hasattr(args, "tool"):
+                args.tool = tool
+            return connect(described, auth=_oauth(), **options)
         if args.url is not None:
             return connect_http(args.url, auth=_oauth(), **options)
         return connect_stdio(server, **options)
@@ -221,6 +237,19 @@ def _describe(item: dict[str, Any], key: str) -> str:
 def _list(args: argparse.Namespace, server: list[str], parser: argparse.ArgumentParser) -> int:
     from .errors import ClientError
 
+    if args.command == "tools" and args.config is not None and args.server is None:
+        from ._cli_config import list_all_tools, servers_of
+
+        try:
+            servers = servers_of(args.config)
+        except ValueError as exc:
+            return _usage(parser, str(exc))
+        if len(servers) != 1:
+            options = {"name": "mcp-input-sync", "protocol": args.protocol, "timeout": args.timeout, "auth": _oauth()}
+            try:
+                return list_all_tools(servers, options, args.json)
+            except KeyboardInterrupt:
+                return 130
     client = _connect(args, server, None, parser)
     if isinstance(client, int):
         return client
@@ -275,10 +304,20 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if dashes:
             return _usage(sub, f"{args.command} takes a URL, not a server command")
         return _login(args) if args.command == "login" else _logout(args)
-    if args.url is not None and dashes:
-        return _usage(sub, "give either --url URL or -- COMMAND, not both")
-    if args.url is None and not server:
-        return _usage(sub, "give the server: --url URL or -- COMMAND [ARG...]")
+    if (args.url is not None) + dashes + (args.config is not None) > 1:
+        return _usage(sub, "give one server: --url URL, --config FILE or -- COMMAND")
+    if args.server is not None and args.config is None and (args.url is not None or dashes):
+        return _usage(sub, "--server NAME goes with a configuration file")
+    if args.url is None and not dashes and args.config is None:
+        from .config import find_config
+
+        found = find_config()
+        if found is None:
+            return _usage(sub, "give the server: --url URL, --config FILE or -- COMMAND [ARG...] (no .mcp.json or mcp.json here)")
+        args.config = str(found)
+        print(f"mcp-input-sync: using {os.path.relpath(found)}", file=sys.stderr)
+    if dashes and not server:
+        return _usage(sub, "give the server's command after --")
     if args.command == "call":
         if args.answers is not None and args.yes:
             return _usage(sub, "--answers and --yes do not go together")

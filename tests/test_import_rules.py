@@ -198,7 +198,7 @@ def test_rule_9_only_the_client_imports_the_engines_and_the_handshake() -> None:
     assert importers == {P + "client"}
 
 
-APPLICATIONS = ("web", "terminal", "testing", "conformance", "__main__", "_demo", "_demo_server")
+APPLICATIONS = ("web", "terminal", "testing", "conformance", "__main__", "_cli_config", "_demo", "_demo_server")
 #: What an application may import: the public modules and the pure core.
 PUBLIC = ("client", "errors", "handler", "options", "reflect", "transports", "terminal", "web", "testing", "oauth", "config", "group", "_protocol", "_version")
 #: ... and one another (the command line runs the demo, which runs the demo server).

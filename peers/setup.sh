@@ -6,6 +6,7 @@
 #   conformance-0.1.16/            @modelcontextprotocol/conformance@0.1.16
 #   conformance-0.2.0-alpha.12/    @modelcontextprotocol/conformance@0.2.0-alpha.12
 #   everything/                    @modelcontextprotocol/server-everything@2026.8.31
+#   filesystem/                    @modelcontextprotocol/server-filesystem@2026.8.31
 #   venv-fastmcp/                  fastmcp==4.1.6 (a Python venv; its own, so FastMCP's
 #                                  dependencies never meet the library's test venv)
 # Each npm one is `npm ci` of the package.json + package-lock.json in peers/locks/<name>/;
@@ -32,7 +33,8 @@ COMPONENTS="\
 node22 $NODE_LOCK $NODE_PKG 22.23.5 node_modules/$NODE_PKG/bin/node
 conformance-0.1.16 conformance-0.1.16 @modelcontextprotocol/conformance 0.1.16 node_modules/@modelcontextprotocol/conformance/dist/index.js
 conformance-0.2.0-alpha.12 conformance-0.2.0-alpha.12 @modelcontextprotocol/conformance 0.2.0-alpha.12 node_modules/@modelcontextprotocol/conformance/dist/index.js
-everything everything @modelcontextprotocol/server-everything 2026.8.31 node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+everything everything @modelcontextprotocol/server-everything 2026.8.31 node_modules/@modelcontextprotocol/server-everything/dist/index.js
+filesystem filesystem @modelcontextprotocol/server-filesystem 2026.8.31 node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
 
 lock_sum() { # lock-dir -> sha256 of its package.json + package-lock.json
   cat "$LOCKS/$1/package.json" "$LOCKS/$1/package-lock.json" | sha256sum | cut -d' ' -f1

@@ -323,6 +323,34 @@ def _string_map(value: Any, expander: _Expander, server: str, key: str) -> dict[
     return out
 
 
+def _oauth_value(value: Any, expander: _Expander, server: str, key: str) -> Any:
+    """An ``oauth`` setting: strings (and lists of strings) expanded, anything else kept as it is."""
+    if isinstance(value, str):
+        return expander.text(value, server, key)
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return [expander.text(item, server, f"{key}[{i}]") for i, item in enumerate(value)]
+    return value
+
+
+#: The ``oauth`` keys of a configuration file and the ``OAuth`` settings they stand for.
+OAUTH_KEYS = {
+    "clientId": "client_id", "clientSecret": "client_secret", "issuer": "client_issuer", "authorizationServer": "client_issuer",
+    "clientMetadataUrl": "client_metadata_url", "clientName": "client_name", "scopes": "scopes",
+}
+
+
+def oauth_settings(server: "HttpServer") -> dict[str, Any]:
+    """The file's ``oauth`` object of ``server`` as ``OAuth`` settings (``scopes`` as a list); unknown keys are left out."""
+    settings: dict[str, Any] = {}
+    for key, value in (server.oauth or {}).items():
+        name = OAUTH_KEYS.get(key)
+        if name == "scopes" and isinstance(value, str):
+            value = value.split()
+        if name is not None:
+            settings[name] = value
+    return settings
+
+
 def _server(name: str, entry: Any, expander: _Expander, source: Optional[str]) -> ServerConfig:
     if not isinstance(entry, Mapping):
         raise expander.error("must be an object", name, "")
@@ -355,8 +383,10 @@ def _server(name: str, entry: Any, expander: _Expander, source: Optional[str]) -
             raise expander.error("must be an http or https URL", name, "url")
         headers = _string_map(entry.get("headers"), expander, name, "headers")
         oauth = entry.get("oauth")
-        if oauth is not None and not isinstance(oauth, Mapping):
-            raise expander.error("must be an object", name, "oauth")
+        if oauth is not None:
+            if not isinstance(oauth, Mapping):
+                raise expander.error("must be an object", name, "oauth")
+            oauth = {key: _oauth_value(value, expander, name, f"oauth.{key}") for key, value in oauth.items()}
         extra = {k: v for k, v in entry.items() if k not in _HTTP_KEYS}
         cls = SseServer if kind == "sse" else HttpServer
         return cls(name, url, headers, oauth, source=source, extra=extra)

@@ -23,7 +23,7 @@ import threading
 from typing import Any, Iterator, Mapping, Optional, Sequence, Union
 
 from .client import Client, connect_http, connect_stdio
-from .config import ConfigError, HttpServer, ServerConfig, SseServer, StdioServer, load_config
+from .config import ConfigError, HttpServer, ServerConfig, SseServer, StdioServer, load_config, oauth_settings
 from .errors import ClientError
 
 __all__ = ["GroupError", "ServerGroup", "connect", "connect_all"]
@@ -46,7 +46,8 @@ def connect(server: Union[ServerConfig, str], *, config: Optional[ConfigSource] 
 
     ``server_id`` defaults to the server's name. Other options go to
     :func:`~mcp_input_sync.connect_stdio` or :func:`~mcp_input_sync.connect_http`
-    (``auth=`` included, for an HTTP server).
+    (``auth=`` included, for an HTTP server: an ``OAuth`` there is refined
+    by the file's ``oauth`` object for that server, e.g. its ``clientId``).
 
     Raises:
         ConfigError: a name that ``config`` does not hold, or no ``config`` for a name.
@@ -73,6 +74,12 @@ def connect(server: Union[ServerConfig, str], *, config: Optional[ConfigSource] 
             "ask for its Streamable HTTP endpoint (often the same URL ending in /mcp) and set \"type\": \"http\"",
         )
     assert isinstance(server, HttpServer)
+    auth = options.get("auth")
+    if server.oauth and callable(getattr(auth, "configured", None)):
+        try:
+            options["auth"] = auth.configured(**oauth_settings(server))  # type: ignore[union-attr]
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"cannot be used: {exc}", file=server.source, server=server.name, key="oauth") from None
     return connect_http(server.url, headers=dict(server.headers) or None, handler=handler, **options)
 
 

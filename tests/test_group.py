@@ -110,3 +110,20 @@ def test_a_protected_http_server_from_a_config_file_through_oauth(tmp_path: Path
             assert group.call_tool("local/echo", {"text": "x"})["content"][0]["text"] == "x"
     finally:
         peer.close()
+
+
+def test_a_files_oauth_settings_refine_the_given_oauth_for_that_server(tmp_path: Path) -> None:
+    peer = OAuthPeer()
+    try:
+        peer.clients["from-the-file"] = {"client_id": "from-the-file", "redirect_uris": ["http://127.0.0.1:3000/callback"]}
+        oauth = {"clientId": "from-the-file", "clientSecret": "${NOTES_SECRET}", "issuer": peer.origin, "scopes": "mcp"}
+        servers = mis.load_config({"mcpServers": {"notes": {"url": peer.url, "oauth": oauth}}}, environ={"NOTES_SECRET": "s3cr3t"})
+        assert "s3cr3t" not in repr(servers["notes"]) and servers["notes"].oauth["clientSecret"] == "s3cr3t"  # type: ignore[attr-defined]
+        with mis.connect(servers["notes"], auth=OAuth(consent=Headless()), protocol="legacy") as client:
+            assert client.call_tool("whoami", {})["content"][0]["text"] == "mcp"
+        assert peer.counts["register"] == 0  # the file's client id was used, not a new registration
+        bad = mis.load_config({"mcpServers": {"notes": {"url": peer.url, "oauth": {"clientSecret": "x"}}}})
+        with pytest.raises(mis.ConfigError, match="oauth"):
+            mis.connect(bad["notes"], auth=OAuth(consent=Headless()), protocol="legacy")
+    finally:
+        peer.close()

@@ -79,6 +79,8 @@ class Fetcher:
         self.timeout = float(timeout)
         self._owned = session is None
         self._session = session if session is not None else abortable_session()
+        #: The connection pool (to share with another fetcher; it stays this one's to close).
+        self.session = self._session
         self._verify: Any = None if verify is True else verify
 
     def close(self) -> None:

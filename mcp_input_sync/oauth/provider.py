@@ -162,6 +162,23 @@ class OAuth:
         self.lock_timeout = float(lock_timeout)
         self._entries: dict[str, _Entry] = {}
         self._guard = threading.Lock()
+        self._options: dict[str, Any] = {
+            "consent": consent, "store": self.store, "account": account, "client_name": client_name, "client_id": client_id,
+            "client_secret": client_secret, "client_issuer": client_issuer, "client_metadata_url": client_metadata_url,
+            "scopes": scopes, "verify": verify, "timeout": timeout, "refresh_margin": refresh_margin, "lock_timeout": lock_timeout,
+        }
+
+    def configured(self, **changes: Any) -> "OAuth":
+        """A copy with some settings changed (a configuration file's ``clientId`` for one server, say).
+
+        It shares this one's consent, store, account and connection pool, so
+        logins made through either are the same logins.
+        """
+        unknown = set(changes) - set(self._options)
+        if unknown:
+            raise TypeError(f"unknown OAuth settings: {', '.join(sorted(unknown))}")
+        copy = OAuth(**{**self._options, **changes}, session=self.fetcher.session)
+        return copy
 
     def __repr__(self) -> str:
         return f"OAuth(consent={self.consent!r}, store={self.store!r}, client_name={self.settings.client_name!r})"

@@ -32,17 +32,17 @@ def wait_listening(port: int, process: "subprocess.Popen[bytes]", seconds: float
 
 
 @contextlib.contextmanager
-def http_peer(script: str, *args: str) -> Iterator[str]:
-    """Run ``tests/peers/<script> --http --port P`` and yield its MCP endpoint URL."""
+def http_peer(script: str, *args: str, python: str = sys.executable, seconds: float = 20.0) -> Iterator[str]:
+    """Run ``tests/peers/<script> --http --port P`` (with ``python``) and yield its MCP endpoint URL."""
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, str(PEERS_DIR / script), "--http", "--port", str(port), *args],
+        [python, str(PEERS_DIR / script), "--http", "--port", str(port), *args],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
     try:
-        wait_listening(port, process)
+        wait_listening(port, process, seconds)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         process.terminate()

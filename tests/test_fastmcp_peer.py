@@ -25,7 +25,7 @@ import pytest
 import mcp_input_sync as mis
 
 from .harness import PEERS_DIR
-from .http_peers import free_port, wait_listening
+from .http_peers import http_peer
 from .test_filesystem_peer import COMMAND as FILESYSTEM_COMMAND
 from .test_filesystem_peer import FILESYSTEM, NODE, wait_allowed
 from .test_oauth_fastmcp import FASTMCP_PYTHON
@@ -76,18 +76,8 @@ def text(result: dict[str, Any]) -> str:
 
 @pytest.fixture(scope="module")
 def http_url() -> Iterator[str]:
-    port = free_port()
-    process = subprocess.Popen([*SERVER, "--http", "--port", str(port)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_listening(port, process, seconds=60)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        try:
-            process.communicate(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.communicate(timeout=10)
+    with http_peer("fastmcp_server.py", python=str(FASTMCP_PYTHON), seconds=60) as url:
+        yield url
 
 
 def open_client(transport: str, protocol: str, http_url: str, handler: mis.InputHandler) -> mis.Client:

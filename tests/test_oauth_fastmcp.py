@@ -12,7 +12,6 @@ initialize handshake (``protocol="legacy"``).
 from __future__ import annotations
 
 import os
-import subprocess
 import threading
 from pathlib import Path
 from typing import Any, Iterator
@@ -24,8 +23,7 @@ from freezegun import freeze_time
 import mcp_input_sync as mis
 from mcp_input_sync.oauth import FileStore, Headless, MemoryStore, OAuth
 
-from .harness import PEERS_DIR
-from .http_peers import free_port, wait_listening
+from .http_peers import http_peer
 
 PEERS = Path(os.environ.get("MIS_PEERS", Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "mcp-input-sync-peers"))
 FASTMCP_PYTHON = PEERS / "venv-fastmcp" / "bin" / "python"
@@ -47,21 +45,8 @@ class Server:
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[Server]:
-    port = free_port()
-    process = subprocess.Popen(
-        [str(FASTMCP_PYTHON), str(PEERS_DIR / "fastmcp_oauth_server.py"), "--port", str(port)],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_listening(port, process, seconds=60)
-        yield Server(f"http://127.0.0.1:{port}/mcp")
-    finally:
-        process.terminate()
-        try:
-            process.communicate(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.communicate(timeout=10)
+    with http_peer("fastmcp_oauth_server.py", python=str(FASTMCP_PYTHON), seconds=60) as url:
+        yield Server(url)
 
 
 class Counted(OAuth):

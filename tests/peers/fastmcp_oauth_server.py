@@ -2,7 +2,7 @@
 
 Run with the FastMCP venv's Python (peers/setup.sh installs fastmcp, pinned)::
 
-    python fastmcp_oauth_server.py --port PORT
+    python fastmcp_oauth_server.py [--http] --port PORT   (always Streamable HTTP)
 
 The MCP endpoint is ``http://127.0.0.1:PORT/mcp``; FastMCP serves the
 protected resource metadata, the authorization server metadata,
@@ -65,6 +65,7 @@ def build(port: int) -> FastMCP:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
+    parser.add_argument("--http", action="store_true", help="accepted for the tests' peer starter; this server is HTTP only")
     parser.add_argument("--port", type=int, required=True)
     args = parser.parse_args()
     build(args.port).run(transport="http", host="127.0.0.1", port=args.port, path="/mcp", show_banner=False, log_level="warning")

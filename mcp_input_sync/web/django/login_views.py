@@ -53,16 +53,27 @@ def _failed(title: str, message: str, status: int) -> Any:
     return _html(render_notice(title, message), status)
 
 
-def login(request: Any, server: str) -> Any:
-    """GET: start the user's login to ``server`` and redirect to its authorization server."""
-    if request.method not in ("GET", "HEAD"):
-        return HttpResponseNotAllowed(["GET", "HEAD"])
+def _user(request: Any, methods: tuple[str, ...]) -> Any:
+    """The request's user id (a str), or the response that refuses the request (405, or 403 with no user)."""
+    if request.method not in methods:
+        return HttpResponseNotAllowed(list(methods))
     user = get_user(request)
-    if user is None:
-        return HttpResponseForbidden()
-    logins = get_logins()
+    return HttpResponseForbidden() if user is None else user
+
+
+def _known(logins: Logins, server: str) -> str:
     if server not in logins.servers:
         raise Http404("no such MCP server")
+    return server
+
+
+def login(request: Any, server: str) -> Any:
+    """GET: start the user's login to ``server`` and redirect to its authorization server."""
+    user = _user(request, ("GET", "HEAD"))
+    if not isinstance(user, str):
+        return user
+    logins = get_logins()
+    _known(logins, server)
     callback_url = request.build_absolute_uri(reverse("mcp_login:callback"))
     try:
         target, record = logins.start(user, server, callback_url, request.GET.get("next"))
@@ -74,11 +85,9 @@ def login(request: Any, server: str) -> Any:
 
 def callback(request: Any) -> Any:
     """GET: the authorization server's redirect; finish the login and go on to ``next``."""
-    if request.method not in ("GET", "HEAD"):
-        return HttpResponseNotAllowed(["GET", "HEAD"])
-    user = get_user(request)
-    if user is None:
-        return HttpResponseForbidden()
+    user = _user(request, ("GET", "HEAD"))
+    if not isinstance(user, str):
+        return user
     record = request.session.get(SESSION_KEY)
     redirect_url = request.build_absolute_uri()
     if Logins.answers(record, redirect_url):
@@ -91,15 +100,11 @@ def callback(request: Any) -> Any:
 
 
 def _logout(request: Any, server: str) -> Any:
-    if request.method != "POST":
-        return HttpResponseNotAllowed(["POST"])
-    user = get_user(request)
-    if user is None:
-        return HttpResponseForbidden()
+    user = _user(request, ("POST",))
+    if not isinstance(user, str):
+        return user
     logins = get_logins()
-    if server not in logins.servers:
-        raise Http404("no such MCP server")
-    logins.logout(user, server)
+    logins.logout(user, _known(logins, server))
     return _see_other(safe_next(request.POST.get("next") or request.GET.get("next")))
 
 
@@ -109,9 +114,7 @@ logout: Callable[..., Any] = csrf_protect(_logout)
 
 def status(request: Any) -> Any:
     """GET: ``{server: logged in}`` for the user."""
-    if request.method not in ("GET", "HEAD"):
-        return HttpResponseNotAllowed(["GET", "HEAD"])
-    user = get_user(request)
-    if user is None:
-        return HttpResponseForbidden()
+    user = _user(request, ("GET", "HEAD"))
+    if not isinstance(user, str):
+        return user
     return _headers(JsonResponse(get_logins().status(user)))

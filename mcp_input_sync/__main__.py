@@ -92,7 +92,7 @@ def _connect(args: argparse.Namespace, server: list[str], handler: Any, parser: 
             from ._cli_config import pick, servers_of
             from .group import connect
 
-            described, tool = pick(servers_of(args.config), args.server, getattr(args, "tool", None))
+            described, tool = pick(servers_of(args.config, args.server), args.server, getattr(args, "tool", None))
             if hasattr(args, "tool"):
                 args.tool = tool
             return connect(described, auth=_oauth(), **options)
@@ -104,6 +104,9 @@ def _connect(args: argparse.Namespace, server: list[str], handler: Any, parser: 
     except ClientError as exc:
         print(f"mcp-input-sync: cannot connect: {exc}", file=sys.stderr)
         return EXIT_CONNECTION
+    except KeyboardInterrupt:
+        print("mcp-input-sync: interrupted", file=sys.stderr)
+        return 130
 
 
 def _oauth(timeout: float = 300.0) -> Any:
@@ -244,6 +247,8 @@ def _list(args: argparse.Namespace, server: list[str], parser: argparse.Argument
             servers = servers_of(args.config)
         except ValueError as exc:
             return _usage(parser, str(exc))
+        except KeyboardInterrupt:
+            return 130
         if len(servers) != 1:
             options = {"name": "mcp-input-sync", "protocol": args.protocol, "timeout": args.timeout, "auth": _oauth()}
             try:
@@ -316,6 +321,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return _usage(sub, "give the server: --url URL, --config FILE or -- COMMAND [ARG...] (no .mcp.json or mcp.json here)")
         args.config = str(found)
         print(f"mcp-input-sync: using {os.path.relpath(found)}", file=sys.stderr)
+        from ._cli_config import announce, servers_of
+
+        try:  # say which commands a file nobody named will start
+            announce(servers_of(args.config, args.server))
+        except ValueError as exc:
+            return _usage(sub, str(exc))
+        except KeyboardInterrupt:
+            return 130
     if dashes and not server:
         return _usage(sub, "give the server's command after --")
     if args.command == "call":

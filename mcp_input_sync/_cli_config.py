@@ -30,28 +30,51 @@ def ask_input(ident: str, spec: Mapping[str, Any]) -> Optional[str]:
     return sys.stdin.readline().rstrip("\n")
 
 
-def servers_of(path: str) -> dict[str, ServerConfig]:
-    """The servers of the file (ConfigError when it cannot be read)."""
-    return load_config(path, prompt=ask_input)
+_loaded: dict[tuple[str, Optional[str]], dict[str, ServerConfig]] = {}
+
+
+def servers_of(path: str, name: Optional[str] = None) -> dict[str, ServerConfig]:
+    """The servers of the file (only ``name`` when given), read once per command: an input is asked once.
+
+    Raises ConfigError when the file cannot be used or names no server.
+    """
+    key = (path, name)
+    if key not in _loaded:
+        servers = load_config(path, prompt=ask_input, names=None if name is None else [name])
+        if not servers:
+            raise ConfigError("names no server", file=path)
+        _loaded[key] = servers
+    return _loaded[key]
 
 
 def pick(servers: Mapping[str, ServerConfig], name: Optional[str], tool: Optional[str]) -> tuple[ServerConfig, Optional[str]]:
     """The server a command means, and the tool name with the server's prefix taken off.
 
-    ``--server NAME`` names it; else a ``server/tool`` TOOL; else the file's only server.
-    Raises ConfigError saying what to give.
+    ``--server NAME`` names it; else a ``server/tool`` TOOL (the longest server
+    name that prefixes it, as a group resolves names); else the file's only
+    server. Raises ConfigError saying what to give.
     """
     if name is not None:
         if name not in servers:
             raise ConfigError(f"is not in the file (it has {', '.join(servers) or 'no server'})", server=name)
         return servers[name], tool
-    if tool is not None and "/" in tool:
-        head, _, rest = tool.partition("/")
-        if head in servers and rest:
-            return servers[head], rest
+    if tool is not None:
+        for server in sorted(servers, key=len, reverse=True):
+            if tool.startswith(server + "/") and len(tool) > len(server) + 1:
+                return servers[server], tool[len(server) + 1 :]
     if len(servers) == 1:
         return next(iter(servers.values())), tool
     raise ConfigError(f"names {len(servers)} servers: say which with --server NAME (or TOOL as server/tool)")
+
+
+def announce(servers: Mapping[str, ServerConfig]) -> None:
+    """Say on stderr which commands a file found by itself will start (its stdio servers)."""
+    from .config import StdioServer
+
+    for server in servers.values():
+        if isinstance(server, StdioServer):
+            command = str(getattr(server.command, "template", server.command))  # as the file writes it
+            print(f"mcp-input-sync: server {server.name!r} runs {command!r}", file=sys.stderr)
 
 
 def list_all_tools(servers: Mapping[str, ServerConfig], options: Mapping[str, Any], as_json: bool) -> int:

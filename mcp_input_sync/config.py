@@ -39,7 +39,7 @@ import os
 import re
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Callable, Mapping, Optional, Union
+from typing import Any, Callable, Collection, Mapping, Optional, Union
 
 __all__ = ["ConfigError", "HttpServer", "ServerConfig", "SseServer", "StdioServer", "find_config", "load_config"]
 
@@ -49,6 +49,7 @@ CONFIG_FILES = (".mcp.json", "mcp.json")
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PLACEHOLDER = re.compile(r"\$\{([^{}]*)\}")
+_CONTROL = re.compile(r"[\r\n\x00]")
 _STDIO_KEYS = frozenset({"type", "command", "args", "env", "cwd", "envFile"})
 _HTTP_KEYS = frozenset({"type", "url", "headers", "oauth"})
 
@@ -71,14 +72,31 @@ class ConfigError(ValueError):
 
 
 class _Text(str):
-    """A string read from the file, remembering the template it was expanded from (for reprs)."""
+    """A string read from the file, remembering its template (for reprs) and what its placeholders became (to scrub)."""
 
     template: str
+    substituted: tuple[str, ...]
 
-    def __new__(cls, value: str, template: str) -> "_Text":
+    def __new__(cls, value: str, template: str, substituted: tuple[str, ...] = ()) -> "_Text":
         text = super().__new__(cls, value)
         text.template = template
+        text.substituted = substituted
         return text
+
+
+def secrets_of(server: "ServerConfig") -> list[str]:
+    """The values placeholders put into ``server``'s description, longest first: what an error about it must not show."""
+    found: set[str] = set()
+    values: list[Any] = []
+    for slot in ("command", "cwd", "url"):
+        values.append(getattr(server, slot, None))
+    values += list(getattr(server, "args", ()))
+    values += list(getattr(server, "env", {}).values()) + list(getattr(server, "headers", {}).values())
+    oauth = getattr(server, "oauth", None) or {}
+    values += [v for v in oauth.values() if isinstance(v, str)] + [x for v in oauth.values() if isinstance(v, list) for x in v]
+    for value in values:
+        found.update(piece for piece in getattr(value, "substituted", ()) if len(piece) >= 3)
+    return sorted(found, key=len, reverse=True)
 
 
 def _shown(value: str) -> str:
@@ -88,9 +106,19 @@ def _shown(value: str) -> str:
 
 
 def _hidden(mapping: Mapping[str, str]) -> str:
-    """A mapping for a repr: templates shown, literal values hidden."""
-    shown = ", ".join(f"{key!r}: {_shown(value) if getattr(value, 'template', value) != value else repr('***')}" for key, value in mapping.items())
-    return "{" + shown + "}"
+    """A mapping for a repr: the names, every value hidden (a literal part of a value may be a secret too)."""
+    return "{" + ", ".join(f"{key!r}: '***'" for key in mapping) + "}"
+
+
+def _shown_url(value: str) -> str:
+    """A URL for a repr: its template, with any user information and query hidden."""
+    template = str(getattr(value, "template", value))
+    scheme, sep, rest = template.partition("://")
+    if sep and "@" in rest.split("/", 1)[0]:
+        rest = "***@" + rest.split("@", 1)[1]
+    if "?" in rest:
+        rest = rest.split("?", 1)[0] + "?***"
+    return repr(scheme + sep + rest)
 
 
 class ServerConfig:
@@ -172,7 +200,7 @@ class HttpServer(ServerConfig):
 
     def __repr__(self) -> str:
         oauth = None if self.oauth is None else sorted(self.oauth)
-        return f"{type(self).__name__}(name={self.name!r}, url={_shown(self.url)}, headers={_hidden(self.headers)}, oauth={oauth!r})"
+        return f"{type(self).__name__}(name={self.name!r}, url={_shown_url(self.url)}, headers={_hidden(self.headers)}, oauth={oauth!r})"
 
 
 class SseServer(HttpServer):
@@ -186,8 +214,13 @@ class SseServer(HttpServer):
 
 
 def _strip_jsonc(text: str) -> str:
-    """JSON with comments (``//``, ``/* */``) and trailing commas, as VS Code writes it, made plain JSON."""
+    """JSON with comments (``//``, ``/* */``) and trailing commas, as VS Code writes it, made plain JSON.
+
+    Strings are copied as they are; a comment becomes a space (``1/**/2`` stays two tokens);
+    a comma followed only by space and comments before ``}`` or ``]`` is dropped.
+    """
     out: list[str] = []
+    pending_comma = -1  # where a comma was written, while only space has followed it
     i, n = 0, len(text)
     while i < n:
         char = text[i]
@@ -196,32 +229,44 @@ def _strip_jsonc(text: str) -> str:
             while end < n and text[end] != '"':
                 end += 2 if text[end] == "\\" else 1
             out.append(text[i : end + 1])
+            pending_comma = -1
             i = end + 1
         elif text.startswith("//", i):
             end = text.find("\n", i)
+            out.append(" ")
             i = n if end < 0 else end
         elif text.startswith("/*", i):
             end = text.find("*/", i + 2)
+            out.append(" ")
             i = n if end < 0 else end + 2
         else:
+            if char in "}]" and pending_comma >= 0:
+                out[pending_comma] = " "
+            if char == ",":
+                pending_comma = len(out)
+            elif not char.isspace():
+                pending_comma = -1
             out.append(char)
             i += 1
-    return re.sub(r",(\s*[}\]])", r"\1", "".join(out))
+    return "".join(out)
 
 
 def _read_file(path: Path) -> Any:
     where = str(path)
     try:
-        size = path.stat().st_size
-        if size > MAX_CONFIG_BYTES:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_CONFIG_BYTES + 1)
+        if len(data) > MAX_CONFIG_BYTES:
             raise ConfigError(f"the file is larger than {MAX_CONFIG_BYTES} bytes", file=where)
-        text = path.read_bytes().decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except FileNotFoundError:
         raise ConfigError("no such file", file=where) from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # UnicodeDecodeError is a ValueError, as is a NUL in the path
         raise ConfigError(f"cannot be read ({type(exc).__name__})", file=where) from None
     try:
         return json.loads(text)
+    except RecursionError:
+        raise ConfigError("is nested too deeply", file=where) from None
     except ValueError:
         pass
     try:
@@ -250,10 +295,18 @@ class _Expander:
             raise self.error("must be a string", server, key)
         if "${" not in value:
             return value
-        expanded = _PLACEHOLDER.sub(lambda match: self._one(match.group(1), server, key), value)
+        pieces: list[str] = []
+
+        def substitute(match: "re.Match[str]") -> str:
+            piece = self._one(match.group(1), server, key)
+            if not match.group(1) in ("workspaceFolder", "userHome"):
+                pieces.append(piece)
+            return piece
+
+        expanded = _PLACEHOLDER.sub(substitute, value)
         if "${" in _PLACEHOLDER.sub("", value):
             raise self.error("holds a '${' that opens no placeholder", server, key)
-        return _Text(expanded, value)
+        return _Text(expanded, value, tuple(pieces))
 
     def _one(self, body: str, server: str, key: str) -> str:
         if body == "workspaceFolder":
@@ -291,8 +344,8 @@ def _env_file(path: Path, expander: _Expander, server: str) -> dict[str, str]:
     """``KEY=VALUE`` lines (``#`` comments, ``export``, quotes), as VS Code's ``envFile`` reads them."""
     try:
         text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise expander.error(f"the env file {path} cannot be read ({type(exc).__name__})", server, "envFile") from None
+    except (OSError, ValueError) as exc:
+        raise expander.error(f"the env file cannot be read ({type(exc).__name__})", server, "envFile") from None
     found: dict[str, str] = {}
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
@@ -303,11 +356,21 @@ def _env_file(path: Path, expander: _Expander, server: str) -> dict[str, str]:
         name, equals, value = line.partition("=")
         name, value = name.strip(), value.strip()
         if not equals or not _NAME.fullmatch(name):
-            raise expander.error(f"line {number} of the env file {path} is not NAME=VALUE", server, "envFile")
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            value = value[1:-1]
-        found[name] = value
+            raise expander.error(f"line {number} of the env file is not NAME=VALUE", server, "envFile")
+        found[name] = _env_value(value)
     return found
+
+
+def _env_value(value: str) -> str:
+    """A value of an env file: quoted (``"..."`` with ``\\n`` escapes, ``'...'`` as it is) up to its closing
+    quote, else up to a `` #`` comment."""
+    if value[:1] in ("'", '"'):
+        quote = value[0]
+        end = value.find(quote, 1)
+        if end > 0:
+            inner = value[1:end]
+            return inner.replace("\\n", "\n").replace('\\"', '"') if quote == '"' else inner
+    return value.split(" #", 1)[0].rstrip()
 
 
 def _string_map(value: Any, expander: _Expander, server: str, key: str) -> dict[str, str]:
@@ -317,9 +380,12 @@ def _string_map(value: Any, expander: _Expander, server: str, key: str) -> dict[
         raise expander.error("must be an object of strings", server, key)
     out: dict[str, str] = {}
     for name, item in value.items():
-        if not isinstance(name, str) or not name:
-            raise expander.error("has a name that is not a string", server, key)
-        out[name] = expander.text(item, server, f"{key}.{name}")
+        if not isinstance(name, str) or not name or _CONTROL.search(name):
+            raise expander.error("has a name that is not a plain string", server, key)
+        text = expander.text(item, server, f"{key}.{name}")
+        if _CONTROL.search(text):
+            raise expander.error("holds a line break or NUL (in the file or from a variable)", server, f"{key}.{name}")
+        out[name] = text
     return out
 
 
@@ -371,7 +437,10 @@ def _server(name: str, entry: Any, expander: _Expander, source: Optional[str]) -
         args = tuple(expander.text(arg, name, f"args[{i}]") for i, arg in enumerate(raw_args))
         env: dict[str, str] = {}
         if entry.get("envFile") is not None:
-            env_path = Path(expander.text(entry["envFile"], name, "envFile")).expanduser()
+            try:
+                env_path = Path(expander.text(entry["envFile"], name, "envFile")).expanduser()
+            except RuntimeError:  # ~user that does not exist
+                raise expander.error("names a home folder that does not exist", name, "envFile") from None
             env.update(_env_file(env_path if env_path.is_absolute() else expander.workspace / env_path, expander, name))
         env.update(_string_map(entry.get("env"), expander, name, "env"))
         cwd = None if entry.get("cwd") is None else expander.text(entry["cwd"], name, "cwd")
@@ -406,6 +475,7 @@ def load_config(
     *,
     prompt: Optional[Prompt] = None,
     environ: Optional[Mapping[str, str]] = None,
+    names: Optional[Collection[str]] = None,
 ) -> dict[str, ServerConfig]:
     """Read a configuration file (or an already parsed mapping) and return its servers by name, in file order.
 
@@ -416,6 +486,8 @@ def load_config(
             ``password``, ...), it returns the text (None: no answer). Each id is
             asked once per file.
         environ: the variables for ``${VAR}`` (default: ``os.environ``).
+        names: read only these servers (the others are not expanded, asked
+            for or checked); a name the file lacks is a ConfigError.
 
     Raises:
         ConfigError: the file cannot be read, is not such a configuration, or a
@@ -438,11 +510,17 @@ def load_config(
     raw_inputs = data.get("inputs", [])
     inputs = {item["id"]: item for item in raw_inputs if isinstance(item, Mapping) and isinstance(item.get("id"), str)} if isinstance(raw_inputs, list) else {}
     expander = _Expander(where, _workspace(path), os.environ if environ is None else environ, prompt, inputs)
+    if isinstance(names, str):
+        raise TypeError("names must be a collection of server names, not one string")
+    for wanted in names or ():
+        if wanted not in servers:
+            raise ConfigError(f"is not in the file (it has {', '.join(map(str, servers)) or 'no server'})", file=where, server=wanted)
     out: dict[str, ServerConfig] = {}
     for name, entry in servers.items():
         if not isinstance(name, str) or not name:
             raise ConfigError("has a server whose name is not a string", file=where)
-        out[name] = _server(name, entry, expander, where)
+        if names is None or name in names:
+            out[name] = _server(name, entry, expander, where)
     return out
 
 

@@ -23,7 +23,7 @@ import threading
 from typing import Any, Iterator, Mapping, Optional, Sequence, Union
 
 from .client import Client, connect_http, connect_stdio
-from .config import ConfigError, HttpServer, ServerConfig, SseServer, StdioServer, load_config, oauth_settings
+from .config import ConfigError, HttpServer, ServerConfig, SseServer, StdioServer, load_config, oauth_settings, secrets_of
 from .errors import ClientError
 
 __all__ = ["GroupError", "ServerGroup", "connect", "connect_all"]
@@ -35,10 +35,20 @@ ConfigSource = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 
 
 def _servers(config: Any) -> dict[str, ServerConfig]:
-    """Described servers from a path, a parsed file, or a mapping of already described ones."""
-    if isinstance(config, Mapping) and config and all(isinstance(v, ServerConfig) for v in config.values()):
+    """Described servers from a path, a parsed file, or a mapping of already described ones (``{}``: none)."""
+    if isinstance(config, Mapping) and all(isinstance(v, ServerConfig) for v in config.values()):
         return dict(config)
     return load_config(config)
+
+
+def _scrubbed(exc: ClientError, server: ServerConfig) -> ClientError:
+    """``exc`` with every value a placeholder put into ``server``'s description replaced by ``***``."""
+    message = exc.message
+    for secret in secrets_of(server):
+        message = message.replace(secret, "***")
+    if message == exc.message:
+        return exc
+    return ClientError(exc.kind, message, code=exc.code, check=exc.check)
 
 
 def connect(server: Union[ServerConfig, str], *, config: Optional[ConfigSource] = None, handler: Any = None, **options: Any) -> Client:
@@ -64,6 +74,13 @@ def connect(server: Union[ServerConfig, str], *, config: Optional[ConfigSource] 
     if not isinstance(server, ServerConfig):
         raise TypeError("connect() takes a described server (from load_config) or its name")
     options.setdefault("server_id", server.name)
+    try:
+        return _open(server, handler, options)
+    except ClientError as exc:
+        raise _scrubbed(exc, server) from None
+
+
+def _open(server: ServerConfig, handler: Any, options: dict[str, Any]) -> Client:
     if isinstance(server, StdioServer):
         options.pop("auth", None)
         return connect_stdio(server.argv, env=dict(server.env) or None, cwd=server.cwd, handler=handler, **options)
@@ -90,6 +107,8 @@ class GroupError(ClientError):
     """
 
     def __init__(self, errors: Mapping[str, BaseException]) -> None:
+        if not errors:
+            raise ValueError("a GroupError names at least one server")
         first = next(iter(errors.values()))
         kind = first.kind if isinstance(first, ClientError) else "transport"
         names = ", ".join(f"{name} ({type(exc).__name__}: {exc})" for name, exc in errors.items())
@@ -97,10 +116,18 @@ class GroupError(ClientError):
         self.errors = dict(errors)
 
 
-def _in_parallel(jobs: Mapping[str, Any], *, timeout: Optional[float] = None) -> dict[str, tuple[bool, Any]]:
-    """Run each job on a thread of its own; each name -> (True, result) or (False, exception)."""
+def _in_parallel(
+    jobs: Mapping[str, Any], *, timeout: Optional[float] = None, undo: Optional[Any] = None
+) -> dict[str, tuple[bool, Any]]:
+    """Run each job on a thread of its own; each name -> (True, result) or (False, exception).
+
+    When the wait is interrupted (Ctrl-C), ``undo(result)`` is called for each
+    job that succeeded, as late as it finishes (within ``UNDO_WAIT`` seconds),
+    and the interruption goes on: nothing a job opened is left behind.
+    """
     results: dict[str, tuple[bool, Any]] = {}
     lock = threading.Lock()
+    interrupted = threading.Event()
 
     def run(name: str, job: Any) -> None:
         try:
@@ -109,12 +136,24 @@ def _in_parallel(jobs: Mapping[str, Any], *, timeout: Optional[float] = None) ->
             outcome = (False, exc)
         with lock:
             results[name] = outcome
+            late = interrupted.is_set()
+        if late and outcome[0] and undo is not None:
+            undo(outcome[1])
 
     threads = [threading.Thread(target=run, args=(name, job), name=f"mcp-input-sync-group-{i}", daemon=True) for i, (name, job) in enumerate(jobs.items())]
     for thread in threads:
         thread.start()
-    for thread in threads:
-        thread.join(timeout)
+    try:
+        for thread in threads:
+            thread.join(timeout)
+    except BaseException:
+        with lock:
+            interrupted.set()
+            done = [value for ok, value in results.values() if ok]
+        if undo is not None:
+            for value in done:
+                undo(value)
+        raise
     return results
 
 
@@ -194,7 +233,7 @@ class ServerGroup:
                 self.errors[name] = value
                 continue
             for tool in value:
-                tool_name = tool.get("name")
+                tool_name = tool.get("name") if isinstance(tool, Mapping) else None
                 if not isinstance(tool_name, str):
                     continue
                 qualified = self.qualify(name, tool_name)
@@ -245,14 +284,23 @@ def connect_all(
     """
     if on_error not in ("raise", "report"):
         raise ValueError("on_error must be 'raise' or 'report'")
+    if isinstance(names, str):
+        raise TypeError("names must be a list of server names, not one string")
     servers = _servers(config)
     chosen = list(servers) if names is None else list(names)
     for name in chosen:
         if name not in servers:
             raise ConfigError(f"is not in the configuration (it has {', '.join(sorted(servers)) or 'no server'})", server=name)
-    results = _in_parallel({name: (lambda s=servers[name]: connect(s, handler=handler, **options)) for name in chosen})
+    results = _in_parallel(
+        {name: (lambda s=servers[name]: connect(s, handler=handler, **options)) for name in chosen},
+        undo=lambda client: client.close(),
+    )
     clients = {name: results[name][1] for name in chosen if results.get(name, (False, None))[0]}
     errors = {name: results[name][1] for name in chosen if name in results and not results[name][0]}
+    mistakes = [exc for exc in errors.values() if isinstance(exc, (TypeError, ValueError)) and not isinstance(exc, ClientError)]
+    if mistakes:  # the caller's own error (a bad option): not a server's
+        ServerGroup(clients, {}).close()
+        raise mistakes[0]
     group = ServerGroup(clients, errors, separator=separator)
     if errors and on_error == "raise":
         group.close()

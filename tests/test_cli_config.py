@@ -86,3 +86,12 @@ def test_a_bad_file_is_a_usage_error_that_names_the_variable_and_server(tmp_path
     done = cli(tmp_path, "tools", "--config", str(path))
     assert done.returncode == 2 and "NO_SUCH_TOKEN" in done.stderr and "'api'" in done.stderr
     assert cli(tmp_path, "tools", "--config", str(path), "--url", "http://127.0.0.1:9/mcp").returncode == 2
+
+
+def test_a_file_found_by_itself_says_what_it_will_run_and_an_empty_one_is_refused(tmp_path: Path) -> None:
+    write(tmp_path, {"only": DEMO}, ".mcp.json")
+    done = cli(tmp_path, "tools")
+    assert f"server 'only' runs {sys.executable!r}" in done.stderr
+    empty = write(tmp_path, {}, "empty.json")
+    done = cli(tmp_path, "tools", "--config", str(empty))
+    assert done.returncode == 2 and "names no server" in done.stderr

@@ -212,8 +212,9 @@ def test_reprs_show_templates_never_the_values_of_variables() -> None:
     }}, environ=ENV)
     shown = repr(servers["local"]) + repr(servers["api"]) + repr(servers) + str(servers)
     assert "sk-live-123" not in shown and "hunter2" not in shown
-    assert "--key=${API_KEY}" in shown and "--verbose" in shown and "Bearer ${API_KEY}" in shown
-    assert "'LITERAL': '***'" in shown and "'X-Literal': '***'" in shown
+    assert "--key=${API_KEY}" in shown and "--verbose" in shown and "url='https://x.example/mcp?***'" in shown
+    # env and header values are hidden whole: a literal part of one may be a secret too
+    assert "'KEY': '***'" in shown and "'LITERAL': '***'" in shown and "'Authorization': '***'" in shown and "'X-Literal': '***'" in shown
 
 
 # ---------------------------------------------------------------------------- finding the file
@@ -229,3 +230,54 @@ def test_find_config_prefers_dot_mcp_json(tmp_path: Path) -> None:
 
 def test_the_package_exports_the_config_api() -> None:
     assert mis.load_config is load_config and mis.ConfigError is ConfigError
+
+
+def test_a_url_repr_hides_its_user_information_and_query() -> None:
+    server = load_config({"mcpServers": {"x": {"url": "https://user:pw@x.example/mcp?token=abc"}}}, environ=ENV)["x"]
+    assert "pw" not in repr(server) and "abc" not in repr(server) and "https://***@x.example/mcp?***" in repr(server)
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ('{"servers": {"a": {"command": "x", "args": ["x{1,}", "a//b", "/*no*/"]}}, // c\n}', ["x{1,}", "a//b", "/*no*/"]),
+        ('{"servers": {"a": {"command": "x", "args": ["1",/* c */],}},}', ["1"]),
+    ],
+)
+def test_comments_and_trailing_commas_never_touch_strings(tmp_path: Path, text: str, value: list[str]) -> None:
+    path = write(tmp_path, "mcp.json", text)
+    assert list(load_config(path, environ=ENV)["a"].args) == value  # type: ignore[attr-defined]
+
+
+def test_a_comment_between_numbers_does_not_join_them(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="not JSON"):
+        load_config(write(tmp_path, "mcp.json", '{"servers": {}, "n": 1/**/2}'))
+
+
+def test_deep_nesting_a_nul_path_and_an_unknown_home_are_config_errors(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="nested too deeply"):
+        load_config(write(tmp_path, "deep.json", "[" * 100_000 + "]" * 100_000))
+    for env_file in ("bad\u0000name", "~no-such-user-here/x.env"):
+        with pytest.raises(ConfigError, match="envFile"):
+            load_config({"servers": {"a": {"command": "x", "envFile": env_file.encode().decode("unicode_escape")}}}, environ=ENV)
+
+
+def test_line_breaks_in_env_or_header_values_are_refused() -> None:
+    with pytest.raises(ConfigError, match="line break") as caught:
+        load_config({"mcpServers": {"a": {"url": "https://x.example/mcp", "headers": {"Authorization": "Bearer ${T}"}}}}, environ={"T": "x\nInjected: 1"})
+    assert caught.value.key == "headers.Authorization"
+
+
+def test_env_file_values_read_as_dotenv_reads_them(tmp_path: Path) -> None:
+    write(tmp_path, ".env", 'A=plain # a comment\nB="quoted # not a comment" # comment\nC="two\\nlines"\nD=\'single \\n kept\'\n')
+    env = load_config({"servers": {"s": {"command": "x", "envFile": str(tmp_path / ".env")}}}, environ=ENV)["s"].env  # type: ignore[attr-defined]
+    assert dict(env) == {"A": "plain", "B": "quoted # not a comment", "C": "two\nlines", "D": "single \\n kept"}
+
+
+def test_names_reads_only_the_servers_asked_for() -> None:
+    data = {"mcpServers": {"a": {"command": "x", "args": ["${UNSET_HERE}"]}, "b": {"command": "y"}}}
+    assert list(load_config(data, environ=ENV, names=["b"])) == ["b"]  # a's unset variable does not matter
+    with pytest.raises(ConfigError, match="is not in the file"):
+        load_config(data, environ=ENV, names=["c"])
+    with pytest.raises(TypeError):
+        load_config(data, environ=ENV, names="b")

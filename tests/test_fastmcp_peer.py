@@ -43,7 +43,7 @@ class Answers(mis.InputHandler):
         self.root = root
         self.logs: list[Any] = []
         self.server_ids: set[str] = set()
-        self.lock = threading.Lock()
+        self.lock = threading.Condition()
 
     def handle_elicitation(self, params: dict[str, Any], ctx: mis.InputContext) -> dict[str, Any]:
         with self.lock:
@@ -68,6 +68,13 @@ class Answers(mis.InputHandler):
     def handle_log(self, entry: dict[str, Any], ctx: mis.InputContext) -> None:
         with self.lock:
             self.logs.append(entry)
+            self.lock.notify_all()
+
+    def wait_logs(self, count: int) -> int:
+        """Logs arrive on the notification thread, after the call's answer: wait (bounded) for ``count``."""
+        with self.lock:
+            self.lock.wait_for(lambda: len(self.logs) >= count, timeout=10)
+            return len(self.logs)
 
 
 def text(result: dict[str, Any]) -> str:
@@ -100,7 +107,7 @@ def test_legacy_era_elicitation_sampling_roots_logs_and_progress(transport: str,
         result = client.call_tool("log_and_progress", {}, progress=progress.append)
         assert text(result) == "done"
     assert [p["progress"] for p in progress] == [1, 2, 3] and {p["total"] for p in progress} == {3}
-    assert len(handler.logs) == 3
+    assert handler.wait_logs(3) == 3
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])

@@ -28,11 +28,18 @@ class Recorder(mis.InputHandler):
 
     def __init__(self) -> None:
         self.logs: list[str] = []
-        self.lock = threading.Lock()
+        self.heard = threading.Condition()
 
     def handle_log(self, entry: Any, ctx: mis.InputContext) -> None:
-        with self.lock:
+        with self.heard:
             self.logs.append(ctx.server_id)
+            self.heard.notify_all()
+
+    def wait_for(self, servers: set[str]) -> set[str]:
+        """Logs arrive on the notification thread, after the call's answer: wait (bounded) for them."""
+        with self.heard:
+            self.heard.wait_for(lambda: servers <= set(self.logs), timeout=10)
+            return set(self.logs)
 
 
 def config(tmp_path: Path, servers: dict[str, Any]) -> Path:
@@ -74,7 +81,7 @@ def test_connect_all_opens_in_parallel_lists_and_routes(tmp_path: Path) -> None:
         assert group.call_tool("south/echo", {"text": "from south"})["content"][0]["text"] == "from south"
         group.call_tool("north/pack_bags", {"items": 1})
         group.call_tool("south/pack_bags", {"items": 1})
-        assert sorted(set(handler.logs)) == ["north", "south"]  # one handler, told apart by ctx.server_id
+        assert handler.wait_for({"north", "south"}) == {"north", "south"}  # one handler, told apart by ctx.server_id
         assert group["north"].server_id == "north"
         with pytest.raises(KeyError, match="names no tool"):
             group.resolve("west/echo")
@@ -127,3 +134,27 @@ def test_a_files_oauth_settings_refine_the_given_oauth_for_that_server(tmp_path:
             mis.connect(bad["notes"], auth=OAuth(consent=Headless()), protocol="legacy")
     finally:
         peer.close()
+
+
+def test_an_error_about_a_server_never_shows_what_a_placeholder_put_in(tmp_path: Path) -> None:
+    servers = mis.load_config(
+        {"mcpServers": {"s": {"command": "${TOOLS}/server", "args": []}, "h": {"url": "http://127.0.0.1:9/mcp?key=${KEY}"}}},
+        environ={"TOOLS": str(tmp_path / "top-secret-dir"), "KEY": "k-top-secret"},
+    )
+    for name in ("s", "h"):
+        with pytest.raises(mis.ClientError) as caught:
+            mis.connect(servers[name], timeout=5.0)
+        assert "top-secret" not in str(caught.value) and "***" in str(caught.value), caught.value
+    with pytest.raises(mis.GroupError) as grouped:
+        mis.connect_all(servers, timeout=5.0)
+    assert "top-secret" not in str(grouped.value)
+
+
+def test_an_empty_configuration_a_name_string_and_a_bad_option(tmp_path: Path) -> None:
+    with mis.connect_all({}) as group:
+        assert len(group) == 0 and group.list_tools() == []
+    path = config(tmp_path, {"a": DEMO})
+    with pytest.raises(TypeError):
+        mis.connect_all(path, names="a")  # type: ignore[arg-type]
+    with pytest.raises(TypeError):  # the caller's mistake is raised as it is, not as a server's failure
+        mis.connect_all(path, no_such_option=1)

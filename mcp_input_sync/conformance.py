@@ -117,6 +117,35 @@ def run_standard_headers(client: Client) -> None:
         client.get_prompt(prompt["name"], {})
 
 
+def run_custom_headers(client: Client) -> None:
+    """The listing teaches the client each tool's x-mcp-header map; the context names the calls to make."""
+    client.list_tools()
+    for call in _context().get("toolCalls") or []:
+        if isinstance(call, dict) and isinstance(call.get("name"), str):
+            client.call_tool(call["name"], call.get("arguments") or {})
+
+
+def run_invalid_tool_headers(client: Client) -> None:
+    """Call every tool the listing kept (the library drops those whose x-mcp-header annotations are invalid)."""
+    for tool in client.list_tools():
+        properties = (tool.get("inputSchema") or {}).get("properties") or {}
+        arguments = {name: "us-west1" for name, spec in properties.items() if isinstance(spec, dict) and spec.get("type") == "string"}
+        client.call_tool(tool["name"], arguments)
+
+
+def run_ref_no_deref(client: Client) -> None:
+    """List the tools only: a schema's network $ref must not be fetched (the mock serves no tools/call)."""
+    client.list_tools()
+
+
+def run_schema_preservation(client: Client) -> None:
+    """Echo a JSON Schema 2020-12 input schema back exactly as the listing gave it."""
+    tools = {tool.get("name"): tool for tool in client.list_tools()}
+    focal = tools.get("json_schema_2020_12_tool")
+    if focal is not None:
+        client.call_tool("json_schema_echo", {"schema": focal.get("inputSchema")})
+
+
 SCENARIOS: dict[str, Callable[[Client], None]] = {
     "initialize": run_initialize,
     "tools_call": run_tools_call,
@@ -125,6 +154,10 @@ SCENARIOS: dict[str, Callable[[Client], None]] = {
     "request-metadata": run_request_metadata,
     "sep-2322-client-request-state": run_request_state,
     "http-standard-headers": run_standard_headers,
+    "http-custom-headers": run_custom_headers,
+    "http-invalid-tool-headers": run_invalid_tool_headers,
+    "json-schema-ref-no-deref": run_ref_no_deref,
+    "json-schema-2020-12-preservation": run_schema_preservation,
 }
 
 

@@ -8,7 +8,7 @@
 #   --only ROW      run only matching rows (repeatable).  ROW is a full row name
 #                   (see --list), a scenario name (all its rows), a prefix such as
 #                   "016", "next:2026-07-28" or "auth", or a bash glob ("*:sse-retry").
-#                   Without --only every row runs: 14 core and 44 authorization rows.
+#                   Without --only every row runs: 19 core and 44 authorization rows.
 #   --timeout SEC   per-scenario client timeout handed to the runner (default 30);
 #                   the runner itself (and all it started) is killed SEC+20 s
 #                   after it started, in case a client's children keep it waiting.
@@ -35,7 +35,7 @@ usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
 fail() { echo "peers/conformance.sh: $*" >&2; exit 2; }
 
 # row-name  runner  spec-version ("-" = do not pass --spec-version)  scenario
-# The 14 core rows, then the 44 authorization rows (auth:VERSION:NAME runs the
+# The 19 core rows, then the 44 authorization rows (auth:VERSION:NAME runs the
 # runner's auth/NAME scenario at VERSION; the list is the runner's own, as
 # `conformance client list` prints it for 0.2.0-alpha.12, extensions left out).
 ROWS="\
@@ -53,6 +53,11 @@ next:2026-07-28:tools_call                    next  2026-07-28  tools_call
 next:2026-07-28:request-metadata              next  2026-07-28  request-metadata
 next:2026-07-28:sep-2322-client-request-state next  2026-07-28  sep-2322-client-request-state
 next:2026-07-28:http-standard-headers         next  2026-07-28  http-standard-headers
+next:2026-07-28:http-custom-headers           next  2026-07-28  http-custom-headers
+next:2026-07-28:http-invalid-tool-headers     next  2026-07-28  http-invalid-tool-headers
+next:2026-07-28:json-schema-ref-no-deref      next  2026-07-28  json-schema-ref-no-deref
+next:2025-11-25:json-schema-2020-12-preservation next 2025-11-25 json-schema-2020-12-preservation
+next:2026-07-28:json-schema-2020-12-preservation next 2026-07-28 json-schema-2020-12-preservation
 auth:2025-11-25:metadata-default                     next  2025-11-25  auth/metadata-default
 auth:2026-07-28:metadata-default                     next  2026-07-28  auth/metadata-default
 auth:2025-11-25:metadata-var1                        next  2025-11-25  auth/metadata-var1

@@ -1,4 +1,4 @@
-"""The official MCP conformance runner drives ``python -m mcp_input_sync.conformance``: 14 core rows and 44 auth rows must pass.
+"""The official MCP conformance runner drives ``python -m mcp_input_sync.conformance``: 19 core rows and 44 auth rows must pass.
 
 The runner (npm ``@modelcontextprotocol/conformance`` 0.1.16 and
 0.2.0-alpha.12, on Node 22) is installed by ``peers/setup.sh``, which the
@@ -25,7 +25,7 @@ def runner_installed() -> bool:
 
 
 @pytest.mark.skipif(not runner_installed(), reason="run peers/setup.sh to install the official conformance runner")
-def test_the_official_conformance_runner_passes_all_14_rows() -> None:
+def test_the_official_conformance_runner_passes_all_19_core_rows() -> None:
     done = subprocess.run(
         ["bash", str(ROOT / "peers" / "conformance.sh"), "--only", "016", "--only", "next", sys.executable, "-m", "mcp_input_sync.conformance"],
         capture_output=True,
@@ -34,7 +34,7 @@ def test_the_official_conformance_runner_passes_all_14_rows() -> None:
         cwd=ROOT,
     )
     last = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
-    assert last == "14 passed, 0 failed", done.stdout[-3000:] + done.stderr[-3000:]
+    assert last == "19 passed, 0 failed", done.stdout[-3000:] + done.stderr[-3000:]
     assert done.returncode == 0
 
 

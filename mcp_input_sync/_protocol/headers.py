@@ -42,7 +42,8 @@ def tool_header_map(tool: Any) -> Optional[dict[Path, str]]:
                 header = prop[ANNOTATION]
                 if not isinstance(header, str) or not _TOKEN.match(header) or header.lower() in seen:
                     return None
-                if prop.get("type") not in _ALLOWED_TYPES:
+                kind = prop.get("type")
+                if not isinstance(kind, str) or kind not in _ALLOWED_TYPES:  # a list of types is not one primitive
                     return None
                 seen.add(header.lower())
                 found[here] = header

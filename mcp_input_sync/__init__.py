@@ -18,11 +18,32 @@ from __future__ import annotations
 from . import reflect
 from ._protocol.modern import PendingCall
 from ._version import __version__
+import typing as _typing
+
 from .client import Client, ClientState, Subscription, connect_http, connect_stdio
-from .config import ConfigError, HttpServer, ServerConfig, SseServer, StdioServer, load_config
 from .errors import ClientError, InputRefused
-from .group import GroupError, ServerGroup, connect, connect_all
 from .handler import InputContext, InputHandler
+
+if _typing.TYPE_CHECKING:
+    from .config import ConfigError, HttpServer, ServerConfig, SseServer, StdioServer, load_config
+    from .group import GroupError, ServerGroup, connect, connect_all
+
+#: Names loaded on first use, so that importing the package stays as cheap as it was.
+_LAZY = {
+    "ConfigError": "config", "HttpServer": "config", "ServerConfig": "config", "SseServer": "config", "StdioServer": "config",
+    "load_config": "config", "GroupError": "group", "ServerGroup": "group", "connect": "group", "connect_all": "group",
+}
+
+
+def __getattr__(name: str) -> _typing.Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mcp_input_sync' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
 
 __all__ = [
     "Client",

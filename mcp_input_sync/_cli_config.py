@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any, Mapping, Optional
 
-from .config import ConfigError, ServerConfig, load_config
+from .config import ConfigError, ServerConfig, StdioServer, load_config
 from .errors import ClientError
 from .group import connect_all
 
@@ -69,8 +69,6 @@ def pick(servers: Mapping[str, ServerConfig], name: Optional[str], tool: Optiona
 
 def announce(servers: Mapping[str, ServerConfig]) -> None:
     """Say on stderr which commands a file found by itself will start (its stdio servers)."""
-    from .config import StdioServer
-
     for server in servers.values():
         if isinstance(server, StdioServer):
             command = str(getattr(server.command, "template", server.command))  # as the file writes it

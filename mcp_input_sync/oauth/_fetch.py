@@ -78,15 +78,14 @@ class Fetcher:
     def __init__(self, *, verify: Union[bool, str] = True, timeout: float = 30.0, session: Optional["requests.Session"] = None) -> None:
         self.timeout = float(timeout)
         self._owned = session is None
-        self._session = session if session is not None else abortable_session()
         #: The connection pool (to share with another fetcher; it stays this one's to close).
-        self.session = self._session
+        self.session = session if session is not None else abortable_session()
         self._verify: Any = None if verify is True else verify
 
     def close(self) -> None:
         """Close the pooled connections (of a session this fetcher made; a given one is its owner's to close)."""
         if self._owned:
-            self._session.close()
+            self.session.close()
 
     def get_json(self, url: str) -> Answer:
         """GET ``url`` asking for JSON."""
@@ -109,7 +108,7 @@ class Fetcher:
         timer = self._timer(handle)
         try:
             with abortable(handle):
-                response = self._session.post(url, data=data, headers=headers, allow_redirects=False, timeout=self._timeouts(), stream=True, verify=self._verify)
+                response = self.session.post(url, data=data, headers=headers, allow_redirects=False, timeout=self._timeouts(), stream=True, verify=self._verify)
             response.close()
             return Answer(response.status_code, dict(response.headers), None)
         except requests.RequestException:
@@ -128,7 +127,7 @@ class Fetcher:
         timer = self._timer(handle)
         try:
             with abortable(handle):
-                response = self._session.get(url, allow_redirects=False, timeout=self._timeouts(), stream=True, verify=self._verify)
+                response = self.session.get(url, allow_redirects=False, timeout=self._timeouts(), stream=True, verify=self._verify)
             try:
                 location = response.headers.get("Location")
                 if response.status_code in (301, 302, 303, 307, 308) and location:
@@ -168,7 +167,7 @@ class Fetcher:
         try:
             with abortable(handle):
                 for _ in range(MAX_REDIRECTS + 1):
-                    response = self._session.request(
+                    response = self.session.request(
                         verb, url, headers=headers, data=data, allow_redirects=False, timeout=self._timeouts(), stream=True, verify=self._verify
                     )
                     try:

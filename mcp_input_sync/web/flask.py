@@ -82,6 +82,14 @@ def _session_token() -> str:
     return token
 
 
+def _signed_in(user_loader: Callable[[], Optional[Any]]) -> str:
+    """The signed-in user's id, as a string; abort with 403 when there is none."""
+    user = user_loader()
+    if user is None:
+        abort(403)
+    return str(user)
+
+
 def _check_session_token() -> None:
     """Abort with 400 unless the POST carries the session's own CSRF token."""
     sent = request.form.get(CSRF_FIELD, "")
@@ -115,10 +123,7 @@ def blueprint(
     bp = Blueprint(name, __name__)
 
     def current_user() -> str:
-        user = user_loader()
-        if user is None:
-            abort(403)
-        return str(user)
+        return _signed_in(user_loader)
 
     def hidden() -> dict[str, str]:
         if csrf_token is not None:
@@ -217,10 +222,7 @@ def login_blueprint(
     bp = Blueprint(name, __name__)
 
     def current_user() -> str:
-        user = user_loader()
-        if user is None:
-            abort(403)
-        return str(user)
+        return _signed_in(user_loader)
 
     def known(server: str) -> str:
         if server not in logins.servers:

@@ -239,6 +239,7 @@ def test_a_deferred_call_started_by_one_worker_is_resumed_by_another(brokers: tu
                 return _real(*args, **kwargs)
 
             client.resume = spy  # type: ignore[method-assign]
+        broker_a.serve(client_a)  # each worker's client carries every user's calls
         broker_b.serve(client_b)
         state = broker_a.start_call(client_a, "ask", ask, "alice")
         assert (state.status, [p.message for p in state.inputs]) == ("pending", ["Round one?"])
@@ -282,6 +283,7 @@ def test_a_round_answered_on_two_workers_at_once_is_resumed_once(brokers: tuple[
                 return _real(*args, **kwargs)
 
             client.resume = spy  # type: ignore[method-assign]
+        broker_a.serve(client_a)  # each worker's client carries every user's calls
         broker_b.serve(client_b)
         state = broker_a.start_call(client_a, "ask", ask, "alice")
         assert sorted(p.key or "" for p in state.inputs) == ["x", "y"]
@@ -309,3 +311,22 @@ def test_a_round_answered_on_two_workers_at_once_is_resumed_once(brokers: tuple[
     finally:
         client_a.close()
         client_b.close()
+
+
+def test_a_deferred_call_goes_on_only_on_its_users_client_across_workers(brokers: tuple[RedisBroker, RedisBroker]) -> None:
+    from mcp_input_sync.oauth import MemoryStore
+    from mcp_input_sync.web.logins import Logins
+
+    from .test_web_deferred_users import ModernPeer, log_in, run_across_workers, run_per_user_clients
+
+    peer = ModernPeer()
+    logins = Logins(MemoryStore(), {"notes": peer.url})
+    try:
+        log_in(peer, logins, "alice")
+        log_in(peer, logins, "bob")
+        run_per_user_clients(peer, logins, brokers[0])
+        peer.retries.clear()
+        run_across_workers(peer, logins, *brokers)
+    finally:
+        logins.close()
+        peer.close()

@@ -12,11 +12,24 @@ or parks the next round.
 The driver keeps nothing but the clients of its process: every call's
 state lives in the store as a JSON object (a *call record*, below), so a
 store shared by processes (Redis) lets any of them go on with the call.
+
+A call goes on only on a client allowed to carry it, never on whichever
+client of the same server was used last (each client may hold another
+user's credentials). The record names it in ``via``:
+
+* ``["client", token]``: the very client that started the call, in this
+  process; the call fails once that client is closed or gone. A call started
+  on a client nobody served (:meth:`DeferredCalls.serve`) is bound this way.
+* ``["user", server_id, user]``: a client served for that user
+  (``serve(client, user=...)``) in any process sharing the store.
+* ``["shared", server_id]``: a client served for every user
+  (``serve(client)``: one set of credentials for the whole app) in any
+  process sharing the store.
 :class:`Store` declares what a store offers, to the driver and to the web
 routes; :class:`~mcp_input_sync.web.PendingInputBroker` and
 :class:`~mcp_input_sync.web.redis_broker.RedisBroker` both implement it.
 
-A call record holds ``id``, ``user``, ``server_id``, ``created``, ``round``
+A call record holds ``id``, ``user``, ``server_id``, ``via``, ``created``, ``round``
 (rounds asked so far), ``status`` (``"pending"``, ``"complete"`` or
 ``"error"``), ``pending`` (the :class:`PendingCall` as JSON while a round
 waits), ``inputs`` (the round's ``{key: input id}``), ``auto`` (answers
@@ -26,11 +39,14 @@ given without a person: ``roots/list``), ``result`` and ``error``.
 from __future__ import annotations
 
 import secrets
+import threading
 import time
+import weakref
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Protocol, runtime_checkable
 
 from .._protocol.checks import Prepared
 from .._protocol.modern import PendingCall
+from ..client import ClientState
 from ..errors import ClientError
 from .pending import CallState, InputNotFound, PendingInput, same_user
 
@@ -105,25 +121,102 @@ class DeferredCalls:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        #: Clients of this process that resume deferred calls, by ``server_id``.
-        self.clients: dict[str, Client] = {}
+        self._lock = threading.Lock()
+        # server_id -> the client this process resumes every user's calls on
+        self._shared: dict[str, Client] = {}
+        # (server_id, user) -> the client this process resumes one user's calls on
+        self._per_user: weakref.WeakValueDictionary[tuple[str, str], Client] = weakref.WeakValueDictionary()
+        # token -> a client that started calls without being served
+        self._started: weakref.WeakValueDictionary[str, Client] = weakref.WeakValueDictionary()
+        self._tokens: weakref.WeakKeyDictionary[Client, str] = weakref.WeakKeyDictionary()
 
-    def serve(self, client: Client) -> None:
-        """Let ``client`` resume, in this process, the deferred calls to its server."""
-        self.clients[client.server_id] = client
+    def serve(self, client: Client, *, user: Any = None) -> None:
+        """Let ``client`` resume, in this process, deferred calls to its server.
+
+        With ``user`` it carries only that user's calls (a client on the
+        user's own credentials); without, every user's (a client on the
+        app's credentials, shared by all). Calls started on a client that
+        was not served go on only on that very client.
+
+        Raises:
+            ValueError: ``client`` already serves another user, or every user.
+        """
+        server_id = client.server_id
+        with self._lock:
+            served = self._served_as(client)
+            wanted = None if user is None else str(user)
+            if served is not None and served != ("user", wanted):
+                if not (served == ("shared", None) and wanted is None):
+                    raise ValueError(f"this client already serves {_whom(served[1])}; use one client per user")
+            if wanted is None:
+                self._shared[server_id] = client
+            else:
+                self._per_user[(server_id, wanted)] = client
+
+    def _served_as(self, client: Client) -> Optional[tuple[str, Optional[str]]]:
+        """``("shared", None)`` or ``("user", name)`` when ``client`` is served (the lock held), else None."""
+        if self._shared.get(client.server_id) is client:
+            return ("shared", None)
+        for (server_id, who), other in self._per_user.items():
+            if other is client and server_id == client.server_id:
+                return ("user", who)
+        return None
+
+    def _bind(self, client: Client, who: str) -> list[str]:
+        """The ``via`` of a call ``who`` starts on ``client``: which clients may carry it on."""
+        with self._lock:
+            served = self._served_as(client)
+            if served == ("shared", None):
+                return ["shared", client.server_id]
+            if served is not None:
+                if served[1] != who:
+                    raise ValueError(f"this client serves {_whom(served[1])}, not {who!r}; use that user's own client")
+                return ["user", client.server_id, who]
+            token = self._tokens.get(client)
+            if token is None:
+                token = self._tokens[client] = secrets.token_urlsafe(16)
+                self._started[token] = client
+            return ["client", token]
+
+    def _carrier(self, record: JsonDict) -> Client:
+        """The client allowed to carry ``record`` on in this process.
+
+        Raises:
+            ClientError: ``kind="closed"`` when that client is closed, gone,
+                or not in this process; never another client.
+        """
+        via = record.get("via")
+        with self._lock:
+            if isinstance(via, list) and via[:1] == ["shared"] and len(via) == 2:
+                client = self._shared.get(str(via[1]))
+                missing = "no client served for every user of this server in this process (broker.serve(client))"
+            elif isinstance(via, list) and via[:1] == ["user"] and len(via) == 3:
+                client = self._per_user.get((str(via[1]), str(via[2])))
+                missing = "no client served for this user in this process (broker.serve(client, user=...))"
+            elif isinstance(via, list) and via[:1] == ["client"] and len(via) == 2:
+                client = self._started.get(str(via[1]))
+                missing = "the client this call was started on is gone, or in another process (serve a client for the user on every worker)"
+            else:
+                client, missing = None, "the call record does not say which client may carry it"
+        if client is None:
+            raise ClientError("closed", f"cannot resume the call: {missing}")
+        if client.state is ClientState.CLOSED:
+            raise ClientError("closed", "cannot resume the call: the client it belongs to is closed")
+        return client
 
     def start(self, client: Client, tool: str, arguments: Optional[Mapping[str, Any]], user: Any, **options: Any) -> CallState:
         """Call ``tool`` with ``defer_input=True`` and store the outcome (see :meth:`DeferredCallMethods.start_call`)."""
         if user is None:
             raise ValueError("a deferred call needs a user to answer its input")
-        self.serve(client)
         who = str(user)
+        via = self._bind(client, who)
         options.setdefault("assigns", {"user": who})
         outcome = client.call_tool(tool, arguments, defer_input=True, **options)
         record: JsonDict = {
             "id": secrets.token_urlsafe(16),
             "user": who,
             "server_id": client.server_id,
+            "via": via,
             "created": time.time(),
             "round": 0,
             "status": "pending",
@@ -170,9 +263,10 @@ class DeferredCalls:
             return  # another answer (maybe on another worker) resumes it
         for input_id in record["inputs"].values():
             store.withdraw(input_id)
-        client = self.clients.get(record["server_id"])
-        if client is None:
-            self._fail(record, f"no client for server {record['server_id']!r} in this process (broker.serve)")
+        try:
+            client = self._carrier(record)
+        except ClientError as exc:
+            self._fail(record, str(exc))
             return
         if any(a.get("action") == "reject" for a in answers.values()):
             self._fail(record, "the user rejected the sampling request")
@@ -246,9 +340,19 @@ class DeferredCallMethods:
 
     deferred: DeferredCalls
 
-    def serve(self, client: Client) -> None:
-        """Let ``client`` resume, in this process, the deferred calls to its server (by ``client.server_id``)."""
-        self.deferred.serve(client)
+    def serve(self, client: Client, *, user: Any = None) -> None:
+        """Let ``client`` resume, in this process, deferred calls to its server.
+
+        Without ``user``: every user's calls (a client on the app's own
+        credentials); with ``user``: only that user's (a client on the user's
+        own credentials, e.g. from :meth:`~mcp_input_sync.web.logins.Logins.connect`).
+        A call started on a client that is not served goes on only on that
+        very client, in this process.
+
+        Raises:
+            ValueError: ``client`` already serves another user, or every user.
+        """
+        self.deferred.serve(client, user=user)
 
     def start_call(
         self,
@@ -263,13 +367,17 @@ class DeferredCallMethods:
         ``client.call_tool(..., defer_input=True)``: a complete result is
         stored and returned; a round of input is parked as this call's
         :class:`PendingInput` s (owned by ``user``). When the user has
-        answered all of them, on any worker, that worker resumes the call with
-        its own client for the server (see :meth:`serve`) and stores the
-        result, or parks the next round. ``options`` go to ``call_tool``
+        answered all of them, the worker that took the last answer resumes
+        the call and stores the result, or parks the next round. The call
+        goes on only on ``client`` itself or, on other workers, on a client
+        :meth:`serve` d for the same server and for ``user`` (or for every
+        user when ``client`` was served so); when there is none, or it is
+        closed, the call ends with ``status == "error"``. ``options`` go to ``call_tool``
         (``timeout``, ``max_total_timeout``...).
 
         Raises:
             ClientError: as ``call_tool`` (``protocol`` in the legacy era).
+            ValueError: ``client`` was served for another user.
         """
         return self.deferred.start(client, tool, arguments, user, **options)
 
@@ -280,3 +388,7 @@ class DeferredCallMethods:
             InputNotFound: no such call, or another user's.
         """
         return self.deferred.state(call_id, user)
+
+
+def _whom(user: Optional[str]) -> str:
+    return "every user" if user is None else f"user {user!r}"

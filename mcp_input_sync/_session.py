@@ -22,7 +22,7 @@ from ._port import Port
 from ._protocol import jsonrpc
 from ._protocol.deadlines import MAX_TOTAL, CallClock
 from ._protocol.jsonrpc import JsonDict, RequestId
-from ._protocol.limits import LimitExceeded, may_be_too_deep, salvage, too_deep
+from ._protocol.limits import LimitExceeded, json_size, may_be_too_deep, salvage, too_deep
 from ._stats import Stats
 from .errors import ClientError
 from .transports.base import Oversized, TransportClosed
@@ -70,14 +70,17 @@ def remote_error(error: Any, method: str) -> ClientError:
 
 
 def transport_error(exc: BaseException, what: str, live: bool = True) -> ClientError:
-    """The one mapping of a transport failure: ``auth`` for 401/403, ``transport`` while live, else ``closed``."""
+    """The one mapping of a transport failure: ``auth`` for 401/403, ``transport`` while live, else ``closed``.
+
+    A transport error that names a ``check`` (a refused redirect: ``"redirect"``) keeps it.
+    """
     status = getattr(exc, "status", None)
     if status in (401, 403):
         return ClientError("auth", str(exc), data=getattr(exc, "headers", None), check=getattr(exc, "check", None))
     if isinstance(exc, LimitExceeded):
         return ClientError("protocol", f"{what}: {exc}", check="limit")
     if live:
-        return ClientError("transport", what if what == str(exc) else f"{what}: {exc}")
+        return ClientError("transport", what if what == str(exc) else f"{what}: {exc}", check=getattr(exc, "check", None))
     return ClientError("closed", "the client is closed")
 
 
@@ -381,21 +384,33 @@ class Session:
         self._on_broken()
 
 
-def collect_pages(fetch: Callable[[str, Optional[JsonDict]], JsonDict], method: str, key: str) -> list[JsonDict]:
-    """Every item of a paged list method, following ``nextCursor`` (bounded, no cursor twice)."""
+def collect_pages(fetch: Callable[[str, Optional[JsonDict]], JsonDict], method: str, key: str, max_bytes: int) -> list[JsonDict]:
+    """Every item of a paged list method, following ``nextCursor`` (bounded, no cursor twice).
+
+    ``max_bytes`` is the ``listing_bytes`` limit: the items and cursors of
+    all pages together, measured as compact JSON as each page arrives. Over it the
+    listing fails with ``ClientError(check="limit")`` and the items read so
+    far are dropped, so the client never holds more than the limit and one page.
+    """
     items: list[JsonDict] = []
     cursor: Optional[str] = None
     seen: set[str] = set()
+    size = 0
     for _ in range(MAX_LIST_PAGES):
         page = fetch(method, None if cursor is None else {"cursor": cursor})
         found = page.get(key)
         if type(found) is not list:
             raise ClientError("protocol", f"{method} result has no {key!r} list")
-        items.extend(found)
         cursor = page.get("nextCursor")
+        if cursor is not None and not isinstance(cursor, str):
+            raise ClientError("protocol", f"{method} returned a bad or repeated nextCursor")
+        size += json_size(found) + (0 if cursor is None else len(cursor))  # the cursors are kept too
+        if size > max_bytes:
+            raise ClientError("protocol", f"{method} sent more than limits['listing_bytes']={max_bytes} of {key}", check="limit")
+        items.extend(found)
         if cursor is None:
             return items
-        if not isinstance(cursor, str) or cursor in seen:
+        if cursor in seen:
             raise ClientError("protocol", f"{method} returned a bad or repeated nextCursor")
         seen.add(cursor)
     raise ClientError("protocol", f"{method} returned more than {MAX_LIST_PAGES} pages")

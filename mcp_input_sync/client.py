@@ -434,7 +434,7 @@ class Client(CallsAPI):
         def fetch(page_method: str, params: Optional[JsonDict]) -> JsonDict:
             return engine.request(page_method, params, is_call=False, clock=self._clock_for(timeout, _UNSET))
 
-        return collect_pages(fetch, method, key)
+        return collect_pages(fetch, method, key, self._opts.limits["listing_bytes"])
 
     def _call(
         self,

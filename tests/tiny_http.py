@@ -1,7 +1,7 @@
 """A scripted MCP endpoint on 127.0.0.1 for HTTP edge cases (auth, lost sessions, SSE resumption, headers).
 
 The test gives a function ``answer(request) -> Reply``; every request the
-server saw is kept in ``requests`` (method, headers, decoded JSON body).
+server saw is kept in ``requests`` (method, headers, decoded JSON body, path).
 Threads are named ``tiny-http-*``; ``close()`` stops the server (bounded).
 With ``tls`` (a server-side ``ssl.SSLContext``) it serves HTTPS: each
 connection's handshake runs on that connection's own thread, bounded by
@@ -29,6 +29,8 @@ class Seen:
     verb: str
     headers: dict[str, str]
     body: Any
+    #: the request's target (path and query), as sent
+    path: str = ""
 
 
 @dataclass
@@ -86,7 +88,7 @@ class TinyServer:
             def _serve(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
-                seen = Seen(self.command, {k.lower(): v for k, v in self.headers.items()}, json.loads(raw) if raw else None)
+                seen = Seen(self.command, {k.lower(): v for k, v in self.headers.items()}, json.loads(raw) if raw else None, self.path)
                 with outer.lock:
                     outer.requests.append(seen)
                 reply = outer.answer(seen)

@@ -373,7 +373,7 @@ class LegacyEngine:
             def fetch(method: str, params: Optional[JsonDict]) -> JsonDict:
                 return self.request(method, params, is_call=False, clock=self.options.clock())
 
-            self.note_tools(collect_pages(fetch, "tools/list", "tools"))
+            self.note_tools(collect_pages(fetch, "tools/list", "tools", self.options.limits["listing_bytes"]))
         return self._task_supports.get(name)
 
     def note_tools(self, tools: list[JsonDict]) -> list[JsonDict]:

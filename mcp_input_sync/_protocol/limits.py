@@ -3,7 +3,7 @@
 Pure: no threads, no I/O, no clock. The defaults admit 1 MB elicitation
 schemas and answers (the benchmarks' largest) with room to spare, and keep a
 hostile server from making the client hold more than a few tens of MB for one
-message. Over a limit the message is not processed: a legacy request whose
+message or one paged listing. Over a limit the message is not processed: a legacy request whose
 id can be read is refused on the wire, a response fails its call with a
 typed error, anything else is logged and counted.
 """
@@ -30,6 +30,8 @@ DEFAULT_LIMITS: Mapping[str, int] = MappingProxyType(
         "round_bytes": 8 * MIB,
         # one line of an SSE stream
         "sse_line_bytes": 16 * MIB,
+        # the JSON size of the items of one whole paged listing (tools/list, ...), all pages together
+        "listing_bytes": 16 * MIB,
     }
 )
 
@@ -51,12 +53,17 @@ class LimitExceeded(ValueError):
 _SIZE = json.JSONEncoder(ensure_ascii=False, check_circular=False, separators=(",", ":")).encode
 
 
-def round_size(requests: Mapping[str, Any]) -> int:
-    """The size in characters of one round's input requests as compact JSON."""
+def json_size(value: Any) -> int:
+    """The size in characters of ``value`` as compact JSON (0 when it cannot be encoded)."""
     try:
-        return len(_SIZE(requests))
+        return len(_SIZE(value))
     except (TypeError, ValueError):
         return 0
+
+
+def round_size(requests: Mapping[str, Any]) -> int:
+    """The size in characters of one round's input requests as compact JSON."""
+    return json_size(requests)
 
 
 def too_deep(value: Any, limit: int) -> bool:

@@ -57,7 +57,9 @@ class Transport(Protocol):
     - ``cancel_request(request_id) -> bool``: cancel by closing the request's
       response stream (modern HTTP);
     - ``tool_headers``: a dict the client fills with each tool's
-      ``x-mcp-header`` map (modern HTTP).
+      ``x-mcp-header`` map (modern HTTP);
+    - ``stderr_tail``: a read-only string, the server's last lines of
+      stderr, cleaned and bounded in lines and characters (stdio).
     """
 
     #: The ``server_id`` used when the client's option leaves it unset.

@@ -17,6 +17,10 @@ close (GET with ``Last-Event-ID`` after ``retry:``), and sends the modern
 headers (``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``,
 ``Mcp-Param-*``). ``requests`` errors are mapped at one place, ``_post``, to
 :class:`TransportClosed` (or :class:`TransportAuthError` for 401 and 403).
+Every request (POST, GET, DELETE) goes through ``_request``, which follows a
+redirect only when it is a 307 or 308 within the server's origin, so the
+caller's headers and a request's body never reach another origin
+(:class:`RedirectRefused`).
 
 ``requests`` is imported only when an HTTP transport is built.
 """
@@ -30,8 +34,9 @@ import logging
 import socket
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Optional, Protocol
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
+from .. import reflect
 from .._protocol.headers import argument_at
 from .._protocol.jsonrpc import decode
 from .._protocol.limits import DEFAULT_LIMITS, LimitExceeded
@@ -59,6 +64,18 @@ OnLost = Callable[[Any, BaseException], None]
 
 #: The most times one request is sent again after a 401 or 403 that an OAuth provider answered.
 MAX_AUTH_ATTEMPTS = 3
+#: The most redirects followed for one request (each a 307 or 308 within the server's origin).
+MAX_REDIRECTS = 3
+#: The redirects that keep the method and the body; the only ones followed.
+_KEEPING = (307, 308)
+#: The statuses that redirect (with a ``Location``).
+_REDIRECTS = (301, 302, 303, 307, 308)
+
+
+class RedirectRefused(TransportClosed):
+    """The server redirected a request somewhere the transport does not follow (``check`` is ``"redirect"``)."""
+
+    check = "redirect"
 
 
 class TransportAuthError(TransportClosed):
@@ -334,7 +351,8 @@ class HttpTransport:
             budget.join(thread, share=0.5)
         if self.session_id is not None:
             try:
-                self._session.delete(self.url, headers=self._base_headers(), timeout=(min(2.0, self._timeouts[0]), max(0.1, min(2.0, budget.left))), verify=self._verify)
+                timeouts = (min(2.0, self._timeouts[0]), max(0.1, min(2.0, budget.left)))
+                self._request("DELETE", self._base_headers(), None, timeouts).close()
             except Exception:  # noqa: BLE001 - a failed DELETE only leaves the session to expire
                 log.debug("mcp_input_sync: DELETE of the HTTP session failed", exc_info=True)
         self._session.close()
@@ -383,6 +401,57 @@ class HttpTransport:
                         headers[f"Mcp-Param-{header}"] = header_value(text)
         return headers
 
+    def _request(self, verb: str, headers: Mapping[str, str], data: Optional[bytes], timeouts: tuple[float, float]) -> "requests.Response":
+        """Send one request to the endpoint (``stream=True``), following only redirects that keep it as it is.
+
+        ``requests`` would follow any redirect, and with it send the caller's
+        headers (only ``Authorization`` is dropped) and, on a 307 or 308, the
+        body to wherever the server points. Here a redirect is followed only
+        when it is a 307 or 308 within the server's origin (the request goes
+        to this origin with the new path, whatever else the ``Location``
+        says), at most :data:`MAX_REDIRECTS` times; any other redirect is
+        refused with :class:`RedirectRefused`, naming the origins only.
+        """
+        held: list[str] = []
+
+        def hold_location(response: "requests.Response", *args: Any, **kwargs: Any) -> "requests.Response":
+            # Even told not to follow, requests parses a Location and prepares the request it
+            # names (and may raise on a malformed one): take it away before requests sees it.
+            if response.status_code in _REDIRECTS and "Location" in response.headers:
+                held.append(response.headers.pop("Location"))
+            return response
+
+        url = self.url
+        for _ in range(MAX_REDIRECTS + 1):
+            held.clear()
+            response = self._session.request(
+                verb, url, data=data, headers=headers, timeout=timeouts, stream=True, verify=self._verify,
+                allow_redirects=False, hooks={"response": hold_location},
+            )
+            if not held:
+                return response
+            response.close()
+            url = self._redirect_target(url, held[0], response.status_code)
+        raise RedirectRefused(f"the server at {self.origin} redirected a request more than {MAX_REDIRECTS} times")
+
+    def _redirect_target(self, url: str, location: str, status: int) -> str:
+        """The URL a redirect is followed to (on this origin), or :class:`RedirectRefused`."""
+        try:
+            parts = urlsplit(urljoin(url, location))
+            parts.port  # noqa: B018 - raises ValueError for a port out of range
+        except ValueError:
+            parts = None
+        if parts is None or parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+            raise RedirectRefused(f"the server at {self.origin} redirected a request to an unusable address")
+        target = origin_of(urlunsplit(parts))
+        if target != self.origin:
+            shown = reflect.text(target, 300)
+            raise RedirectRefused(f"the server at {self.origin} redirected a request to another origin ({shown}); not followed")
+        if status not in _KEEPING:
+            raise RedirectRefused(f"the server at {self.origin} answered HTTP {status}; only a 307 or 308 within its origin is followed")
+        own = urlsplit(self.url)
+        return urlunsplit((own.scheme, own.netloc, parts.path or "/", parts.query, ""))
+
     def _post(self, data: bytes, message: Any) -> "requests.Response":
         """The one place ``requests`` errors become transport errors."""
         import requests
@@ -390,7 +459,7 @@ class HttpTransport:
         for attempt in range(MAX_AUTH_ATTEMPTS + 1):
             headers = self._headers_for(message)
             try:
-                response = self._session.post(self.url, data=data, headers=headers, timeout=self._timeouts, stream=True, verify=self._verify)
+                response = self._request("POST", headers, data, self._timeouts)
             except requests.RequestException as exc:
                 raise TransportClosed(f"HTTP request failed: {exc}") from exc
             if response.status_code not in (401, 403):
@@ -565,8 +634,9 @@ class HttpTransport:
         headers["Accept"] = "text/event-stream"
         headers["Last-Event-ID"] = last_event_id
         try:
-            response = self._session.get(self.url, headers=headers, timeout=self._timeouts, stream=True, verify=self._verify)
-        except requests.RequestException:
+            response = self._request("GET", headers, None, self._timeouts)
+        except (requests.RequestException, TransportClosed) as exc:
+            log.debug("mcp_input_sync: the response stream was not resumed: %s", exc)
             return False
         if response.status_code != 200:
             response.close()
@@ -583,8 +653,11 @@ class HttpTransport:
         headers = self._base_headers()
         headers["Accept"] = "text/event-stream"
         try:
-            response = self._session.get(self.url, headers=headers, timeout=self._timeouts, stream=True, verify=self._verify)
-        except requests.RequestException as exc:
+            response = self._request("GET", headers, None, self._timeouts)
+        except RedirectRefused as exc:
+            log.warning("mcp_input_sync: GET stream not opened: %s", exc)
+            return
+        except (requests.RequestException, TransportClosed) as exc:
             log.debug("mcp_input_sync: GET stream not opened: %s", exc)
             return
         kind = response.headers.get("Content-Type", "").split(";")[0].strip().lower()

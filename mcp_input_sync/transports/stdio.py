@@ -2,9 +2,13 @@
 
 One reader thread reads the server's stdout line by line; a second drains its
 stderr into Python logging (sanitised), so a chatty server never blocks on a
-full pipe. ``close`` closes the server's stdin, waits, then escalates to
-SIGTERM and SIGKILL, all within its ``timeout`` of real time (counted waits,
-never ``Popen.wait(timeout=...)``, which a frozen clock would stall).
+full pipe. Both read a bounded amount at a time, so a line over its limit is
+read and dropped, never held whole: on stdout ``limits["message_bytes"]``;
+on stderr the first :data:`STDERR_LINE_BYTES` are logged and kept in a short
+tail (:attr:`StdioTransport.stderr_tail`). ``close`` closes the server's
+stdin, waits, then escalates to SIGTERM and SIGKILL, all within its
+``timeout`` of real time (counted waits, never ``Popen.wait(timeout=...)``,
+which a frozen clock would stall).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import os
 import select
 import subprocess
 import threading
+from collections import deque
 from typing import IO, Callable, Mapping, Optional, Sequence
 
 from .. import reflect
@@ -22,6 +27,16 @@ from .._runtime import RealBudget, start_thread
 from .base import OnClose, OnMessage, Oversized, TransportClosed
 
 log = logging.getLogger("mcp_input_sync")
+
+#: Bytes of one stderr line read, logged and kept; the rest of a longer line is read and dropped.
+STDERR_LINE_BYTES = 4096
+#: The kept tail of the server's stderr (:attr:`StdioTransport.stderr_tail`): at most this many lines...
+STDERR_TAIL_LINES = 20
+#: ...and this many characters...
+STDERR_TAIL_CHARS = 4096
+#: ...each line cut to this many characters, so one long line cannot push out all the others.
+STDERR_TAIL_LINE_CHARS = 1024
+_CUT = " [cut]"
 
 
 class StdioTransport:
@@ -56,6 +71,32 @@ class StdioTransport:
         #: Longest line (newline excluded) read from the server; longer ones are dropped.
         self.max_message = DEFAULT_LIMITS["message_bytes"]
         self._stderr_log = logging.getLogger(f"mcp_input_sync.server.{self.default_server_id}")
+        self._tail: deque[str] = deque()
+        self._tail_chars = 0
+        self._tail_lock = threading.Lock()
+
+    @property
+    def stderr_tail(self) -> str:
+        """The server's last lines of stderr, oldest first, one a line ("" before any).
+
+        Each line is cleaned with :func:`mcp_input_sync.reflect.text`; a line
+        longer than :data:`STDERR_TAIL_LINE_CHARS` keeps its start and ends
+        with ``[cut]``. At most :data:`STDERR_TAIL_LINES` lines and
+        :data:`STDERR_TAIL_CHARS` characters are kept (the oldest go first);
+        the tail outlives a restart of the server.
+        """
+        with self._tail_lock:
+            return "\n".join(self._tail)
+
+    def _keep_stderr(self, line: str) -> None:
+        if len(line) > STDERR_TAIL_LINE_CHARS:
+            line = line[: STDERR_TAIL_LINE_CHARS - len(_CUT)] + _CUT
+        with self._tail_lock:
+            tail = self._tail
+            tail.append(line)
+            self._tail_chars += len(line) + 1  # with its newline: the joined tail is one shorter
+            while len(tail) > STDERR_TAIL_LINES or self._tail_chars - 1 > STDERR_TAIL_CHARS:
+                self._tail_chars -= len(tail.popleft()) + 1
 
     def set_server_id(self, server_id: str) -> None:
         """Name the logger that receives the server's stderr."""
@@ -128,11 +169,23 @@ class StdioTransport:
 
         def read_stderr() -> None:
             log = self._stderr_log
+            readline = stderr.readline
             try:
-                for raw in iter(stderr.readline, b""):
-                    text = reflect.text(raw.decode("utf-8", "replace").rstrip("\r\n"), 4096)
+                while True:
+                    raw = readline(STDERR_LINE_BYTES + 1)  # never more than this of one line at a time
+                    if not raw:
+                        break
+                    cut = len(raw) > STDERR_LINE_BYTES and raw[-1] != 0x0A
+                    text = raw[:STDERR_LINE_BYTES].decode("utf-8", "replace").rstrip("\r\n")
+                    if cut:
+                        text = reflect.text(text, STDERR_LINE_BYTES - len(_CUT)) + _CUT
+                    else:
+                        text = reflect.text(text, STDERR_LINE_BYTES)
                     if text:
+                        self._keep_stderr(text)
                         log.info("%s", text)
+                    if cut and not _skip_rest(readline):
+                        break
             except (OSError, ValueError):
                 pass
 
@@ -286,6 +339,16 @@ class StdioTransport:
                     stream.close()
                 except OSError:
                     pass
+
+
+def _skip_rest(readline: Callable[[int], bytes]) -> bool:
+    """Read and drop the rest of a line, 64 KiB at a time; False at the end of the stream."""
+    while True:
+        more = readline(65536)
+        if not more:
+            return False
+        if more[-1] == 0x0A:
+            return True
 
 
 def _drop_rest(head: bytes, readline: Callable[[int], bytes]) -> Oversized:

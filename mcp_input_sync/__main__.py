@@ -3,11 +3,12 @@
 ::
 
     mcp-input-sync demo [--yes]
-    mcp-input-sync call [--answers FILE] [--protocol P] [--yes] [--json] [--timeout S]
+    mcp-input-sync call [--answers FILE] [--protocol P] [--yes] [--json] [--timeout S] [--root PATH]...
                         TOOL [JSON-ARGS] (--url URL | --config FILE [--server NAME] | -- COMMAND [ARG...])
     mcp-input-sync tools|resources|prompts [--protocol P] [--json] (--url URL | --config FILE [--server NAME] | -- COMMAND [ARG...])
 
-Without a server, the first of ./.mcp.json and ./mcp.json is the configuration file.
+Without a server, the first of ./.mcp.json and ./mcp.json is the configuration file: what it would
+run or reach is shown first, and confirmed in a terminal (``--trust-config`` skips the question).
     mcp-input-sync login URL | logout URL
 
 Exit codes: 0 ok, 1 tool error (``isError``), 2 usage, 3 input refused or
@@ -56,6 +57,8 @@ def _build_parser() -> _Parser:
     call.add_argument("--answers", metavar="FILE", help="a JSON object of scripted answers (no questions asked)")
     call.add_argument("--yes", "-y", action="store_true", help="accept the defaults without asking")
     call.add_argument("--json", action="store_true", help="print the whole CallToolResult as JSON")
+    call.add_argument("--root", metavar="PATH", action="append", help="a folder offered to the server as a root (repeat for more); "
+                      "default: the current folder for a stdio server, none for an HTTP one")
     _target_options(call)
     call.add_argument("tool", metavar="TOOL")
     call.add_argument("arguments", metavar="JSON-ARGS", nargs="?", default=None, help="the tool's arguments, a JSON object")
@@ -79,6 +82,8 @@ def _target_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--server", metavar="NAME", help="the configuration file's server to use")
     parser.add_argument("--protocol", default="auto", help="auto (default), legacy, modern, or a version such as 2025-11-25")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds to wait on the server (default 60)")
+    parser.add_argument("--trust-config", action="store_true",
+                        help="use ./.mcp.json or ./mcp.json found by itself without asking (what it would run or reach is still shown)")
 
 
 def _connect(args: argparse.Namespace, server: list[str], handler: Any, parser: argparse.ArgumentParser) -> Any:
@@ -89,24 +94,36 @@ def _connect(args: argparse.Namespace, server: list[str], handler: Any, parser: 
     options: dict[str, Any] = {"handler": handler, "name": "mcp-input-sync", "protocol": args.protocol, "timeout": args.timeout}
     try:
         if args.config is not None:
-            from ._cli_config import pick, servers_of
+            from ._cli_config import chosen, pick
+            from .config import StdioServer
             from .group import connect
 
-            described, tool = pick(servers_of(args.config, args.server), args.server, getattr(args, "tool", None))
+            tool = getattr(args, "tool", None)
+            described, tool = pick(chosen(args.config, args.server, tool, args.command), args.server, tool)
             if hasattr(args, "tool"):
                 args.tool = tool
+            _default_roots(args, handler, isinstance(described, StdioServer))
             return connect(described, auth=_oauth(), **options)
         if args.url is not None:
+            _default_roots(args, handler, False)
             return connect_http(args.url, auth=_oauth(), **options)
+        _default_roots(args, handler, True)
         return connect_stdio(server, **options)
     except (TypeError, ValueError) as exc:
         return _usage(parser, str(exc))
     except ClientError as exc:
-        print(f"mcp-input-sync: cannot connect: {exc}", file=sys.stderr)
+        print(f"mcp-input-sync: cannot connect: {_error_text(exc)}", file=sys.stderr)
         return EXIT_CONNECTION
     except KeyboardInterrupt:
         print("mcp-input-sync: interrupted", file=sys.stderr)
         return 130
+
+
+def _default_roots(args: argparse.Namespace, handler: Any, local: bool) -> None:
+    """Without ``--root``, a stdio server is offered the current folder (a local program sees it anyway) and an
+    HTTP server no root at all: a remote server learns no local path unless the user gives one."""
+    if handler is not None and not getattr(args, "root", None):
+        handler.roots = [os.getcwd()] if local else []
 
 
 def _oauth(timeout: float = 300.0) -> Any:
@@ -123,7 +140,7 @@ def _login(args: argparse.Namespace) -> int:
     try:
         auth.login(args.url)
     except ClientError as exc:
-        print(f"mcp-input-sync: {exc}", file=sys.stderr)
+        print(f"mcp-input-sync: {_error_text(exc)}", file=sys.stderr)
         return EXIT_CONNECTION
     except KeyboardInterrupt:
         print("mcp-input-sync: interrupted", file=sys.stderr)
@@ -153,21 +170,31 @@ def _read_answers(path: str) -> dict[str, Any]:
 
 
 def _usage(parser: argparse.ArgumentParser, message: str) -> int:
+    from .reflect import text
+
     parser.print_usage(sys.stderr)
-    print(f"{parser.prog}: error: {message}", file=sys.stderr)
+    print(f"{parser.prog}: error: {text(message, 4000)}", file=sys.stderr)  # may quote a configuration file
     return EXIT_USAGE
 
 
-def _print_text(result: dict[str, Any]) -> None:
+def _error_text(exc: object) -> str:
+    """An error (or any text) for the terminal: it may quote a server, so it is cleaned (``reflect.text``)."""
     from .reflect import text
+
+    return text(str(exc), 4000)
+
+
+def _print_text(result: dict[str, Any]) -> None:
+    """A result's text blocks as lines of cleaned text; every other block and ``structuredContent`` as JSON (``reflect.dumps``)."""
+    from .reflect import dumps, text
 
     for block in result.get("content", []) if isinstance(result.get("content"), list) else []:
         if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
-            print("\n".join(text(line.replace("\t", "    "), 100_000) for line in block["text"].splitlines()))
+            print(text(block["text"], len(block["text"]), lines=True).replace("\t", "    "))  # U+2028, U+0085...: removed, not lines
         else:
-            print(json.dumps(block, ensure_ascii=False))
+            print(dumps(block))
     if "structuredContent" in result:
-        print(json.dumps(result["structuredContent"], ensure_ascii=False))
+        print(dumps(result["structuredContent"]))
 
 
 def _call(args: argparse.Namespace, server: list[str], parser: argparse.ArgumentParser) -> int:
@@ -188,7 +215,10 @@ def _call(args: argparse.Namespace, server: list[str], parser: argparse.Argument
             answers = _read_answers(args.answers)
         except ValueError as exc:
             return _usage(parser, str(exc))
-    handler = TerminalHandler(stdout=sys.stderr, assume_yes=args.yes, answers=answers)
+    roots = [os.path.abspath(path) for path in args.root or ()]
+    if answers is not None and roots:
+        answers["_roots"] = roots  # the command line's roots win over the file's
+    handler = TerminalHandler(stdout=sys.stderr, assume_yes=args.yes, answers=answers, roots=roots or None)
     client = _connect(args, server, handler, parser)
     if isinstance(client, int):
         return client
@@ -204,7 +234,7 @@ def _call(args: argparse.Namespace, server: list[str], parser: argparse.Argument
                     return EXIT_INPUT
                 result = client.call_tool(args.tool, arguments, progress=handler.progress)
     except ClientError as exc:
-        print(f"mcp-input-sync: {exc}", file=sys.stderr)
+        print(f"mcp-input-sync: {_error_text(exc)}", file=sys.stderr)
         if handler.refusals or exc.kind in _INPUT_KINDS:
             return EXIT_INPUT
         return EXIT_CONNECTION
@@ -212,11 +242,13 @@ def _call(args: argparse.Namespace, server: list[str], parser: argparse.Argument
         print("mcp-input-sync: interrupted", file=sys.stderr)
         return 130
     if args.json:
-        print(json.dumps(result, ensure_ascii=False, indent=2))
+        from .reflect import dumps
+
+        print(dumps(result, indent=2))  # hidden characters written as \u escapes: valid, faithful JSON
     else:
         _print_text(result)
     if handler.refusals:
-        print(f"mcp-input-sync: input refused or incomplete: {'; '.join(handler.refusals)}", file=sys.stderr)
+        print(f"mcp-input-sync: input refused or incomplete: {_error_text('; '.join(handler.refusals))}", file=sys.stderr)
         return EXIT_INPUT
     return EXIT_TOOL_ERROR if result.get("isError") is True else EXIT_OK
 
@@ -241,10 +273,10 @@ def _list(args: argparse.Namespace, server: list[str], parser: argparse.Argument
     from .errors import ClientError
 
     if args.command == "tools" and args.config is not None and args.server is None:
-        from ._cli_config import list_all_tools, servers_of
+        from ._cli_config import chosen, list_all_tools
 
         try:
-            servers = servers_of(args.config)
+            servers = chosen(args.config, None, None, args.command)
         except ValueError as exc:
             return _usage(parser, str(exc))
         except KeyboardInterrupt:
@@ -270,12 +302,14 @@ def _list(args: argparse.Namespace, server: list[str], parser: argparse.Argument
                 groups.append(("resources", "uri", client.list_resources()))
                 groups.append(("resource templates", "uriTemplate", client.list_resource_templates()))
     except ClientError as exc:
-        print(f"mcp-input-sync: {exc}", file=sys.stderr)
+        print(f"mcp-input-sync: {_error_text(exc)}", file=sys.stderr)
         return EXIT_CONNECTION
     except KeyboardInterrupt:
         return 130
     if args.json:
-        print(json.dumps({title.replace(" ", "_"): items for title, _, items in groups}, ensure_ascii=False, indent=2))
+        from .reflect import dumps
+
+        print(dumps({title.replace(" ", "_"): items for title, _, items in groups}, indent=2))
         return EXIT_OK
     if not offered:
         print(f"(the server offers no {args.command})")
@@ -313,29 +347,42 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return _usage(sub, "give one server: --url URL, --config FILE or -- COMMAND")
     if args.server is not None and args.config is None and (args.url is not None or dashes):
         return _usage(sub, "--server NAME goes with a configuration file")
-    if args.url is None and not dashes and args.config is None:
-        from .config import find_config
-
-        found = find_config()
-        if found is None:
-            return _usage(sub, "give the server: --url URL, --config FILE or -- COMMAND [ARG...] (no .mcp.json or mcp.json here)")
-        args.config = str(found)
-        print(f"mcp-input-sync: using {os.path.relpath(found)}", file=sys.stderr)
-        from ._cli_config import announce, servers_of
-
-        try:  # say which commands a file nobody named will start
-            announce(servers_of(args.config, args.server))
-        except ValueError as exc:
-            return _usage(sub, str(exc))
-        except KeyboardInterrupt:
-            return 130
+    if args.trust_config and (args.url is not None or dashes):
+        return _usage(sub, "--trust-config goes with a configuration file")
     if dashes and not server:
         return _usage(sub, "give the server's command after --")
+    if args.command == "call" and args.answers is not None and args.yes:
+        return _usage(sub, "--answers and --yes do not go together")
+    if args.url is None and not dashes and args.config is None:
+        found = _found(args, sub)
+        if found is not None:
+            return found
     if args.command == "call":
-        if args.answers is not None and args.yes:
-            return _usage(sub, "--answers and --yes do not go together")
         return _call(args, server, sub)
     return _list(args, server, sub)
+
+
+def _found(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Optional[int]:
+    """Use ./.mcp.json or ./mcp.json: show what it would run or reach before anything is expanded, asked, run or
+    sent, then confirm (see ``_cli_config.vet``). None to go on, else the exit code."""
+    from ._cli_config import announce, plan, shown, vet
+    from .config import find_config
+
+    found = find_config()
+    if found is None:
+        return _usage(parser, "give the server: --url URL, --config FILE or -- COMMAND [ARG...] (no .mcp.json or mcp.json here)")
+    args.config = str(found)
+    name = os.path.relpath(found)
+    print(f"mcp-input-sync: using {shown(name)}, found in this folder (not named with --config); this command would use:", file=sys.stderr)
+    try:
+        outlines = plan(args.config, args.server, getattr(args, "tool", None), args.command)
+        announce(outlines)
+        return vet(outlines, trusted=args.trust_config, name=name)
+    except ValueError as exc:
+        return _usage(parser, str(exc))
+    except KeyboardInterrupt:
+        print("", file=sys.stderr)
+        return 130
 
 
 def _sub_parser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:

@@ -1,50 +1,133 @@
-"""The command line's configuration files: which server of the file a command means, and every server's tools."""
+"""The command line's configuration files: which servers of the file a command means, what a file found by
+itself would run or reach (shown, then confirmed), and every server's tools."""
 
 from __future__ import annotations
 
 import getpass
-import json
+import shlex
 import sys
 from typing import Any, Mapping, Optional
 
-from .config import ConfigError, ServerConfig, StdioServer, load_config
+from .config import ConfigError, Outline, ServerConfig, load_config, outline, read_config
 from .errors import ClientError
 from .group import connect_all
+from .reflect import dumps, text
 
 #: Exit codes shared with ``__main__``.
 EXIT_OK = 0
+EXIT_USAGE = 2
+EXIT_INPUT = 3
 EXIT_CONNECTION = 4
+
+#: How much of one string of the file a line shows (a longer one says how much is left out).
+_ARGV_LIMIT = 4000
+_LIMIT = 500
+
+
+def _cleaned(value: str, limit: int) -> tuple[str, str]:
+    """A string from the file cleaned by ``reflect.text`` and cut to ``limit``, and a note saying what was done."""
+    clean = text(value, len(value))
+    notes = ["invisible characters removed"] if len(clean) != len(value) else []
+    if len(clean) > limit:
+        notes.append(f"{len(clean) - limit} more characters not shown")
+        clean = clean[:limit] + "…"
+    return clean, f" [{'; '.join(notes)}]" if notes else ""
+
+
+def shown(value: str, limit: int = _LIMIT) -> str:
+    """A string from the file, cleaned by ``reflect.text``; says when characters were removed or it was cut."""
+    clean, note = _cleaned(value, limit)
+    return clean + note
+
+
+def _quoted(name: str) -> str:
+    clean, note = _cleaned(name, 100)
+    return f"'{clean}'{note}"
+
+
+def _terminal() -> bool:
+    """True when a person can be asked: stdin and stderr are terminals."""
+    try:
+        return sys.stdin is not None and sys.stderr is not None and sys.stdin.isatty() and sys.stderr.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 def ask_input(ident: str, spec: Mapping[str, Any]) -> Optional[str]:
-    """``${input:ID}`` at the terminal (hidden for a password); None when nobody is there."""
+    """``${input:ID}`` at the terminal (hidden for a password); None when nobody is there. The file's text is cleaned."""
     try:
         if sys.stdin is None or not sys.stdin.isatty():
             return None
     except (ValueError, OSError):
         return None
-    label = str(spec.get("description") or ident)
+    label = shown(str(spec.get("description") or ""), 200) or shown(ident, 100) or "input"
     if spec.get("password"):
         return getpass.getpass(f"{label}: ", stream=sys.stderr)
     print(f"{label}: ", end="", file=sys.stderr, flush=True)
     return sys.stdin.readline().rstrip("\n")
 
 
-_loaded: dict[tuple[str, Optional[str]], dict[str, ServerConfig]] = {}
+_read: dict[str, Any] = {}
+_loaded: dict[tuple[str, Optional[tuple[str, ...]]], dict[str, ServerConfig]] = {}
 
 
-def servers_of(path: str, name: Optional[str] = None) -> dict[str, ServerConfig]:
-    """The servers of the file (only ``name`` when given), read once per command: an input is asked once.
+def _data(path: str) -> Any:
+    """The file's JSON, read once per command: what was shown is what is opened."""
+    if path not in _read:
+        _read[path] = read_config(path)
+    return _read[path]
+
+
+def _pick_name(names: list[str], name: Optional[str], tool: Optional[str]) -> tuple[str, Optional[str]]:
+    """The server a command means among ``names``, and the tool name with the server's prefix taken off."""
+    if name is not None:
+        if name not in names:
+            raise ConfigError(f"is not in the file (it has {', '.join(names[:20]) or 'no server'})", server=name)
+        return name, tool
+    if tool is not None:
+        for server in sorted(names, key=len, reverse=True):
+            if tool.startswith(server + "/") and len(tool) > len(server) + 1:
+                return server, tool[len(server) + 1 :]
+    if len(names) == 1:
+        return names[0], tool
+    raise ConfigError(f"names {len(names)} servers: say which with --server NAME (or TOOL as server/tool)")
+
+
+def plan(path: str, server: Optional[str], tool: Optional[str], command: str) -> dict[str, Outline]:
+    """What each server the command will use would run or reach, without expanding a placeholder.
+
+    ``--server NAME`` names one; ``tools`` without it means every server;
+    else a ``server/tool`` TOOL, else the file's only server. Raises
+    ConfigError when the file cannot be used or the command's server is unclear.
+    """
+    if server is not None:
+        return outline(_data(path), names=[server], file=path)
+    every = outline(_data(path), file=path)
+    if not every:
+        raise ConfigError("names no server", file=path)
+    if command == "tools":
+        return every
+    name, _ = _pick_name(list(every), None, tool)
+    return {name: every[name]}
+
+
+def servers_of(path: str, names: Optional[list[str]] = None) -> dict[str, ServerConfig]:
+    """The servers ``names`` of the file (default: all), read once per command: an input is asked once.
 
     Raises ConfigError when the file cannot be used or names no server.
     """
-    key = (path, name)
+    key = (path, None if names is None else tuple(names))
     if key not in _loaded:
-        servers = load_config(path, prompt=ask_input, names=None if name is None else [name])
+        servers = load_config(_data(path), file=path, prompt=ask_input, names=names)
         if not servers:
             raise ConfigError("names no server", file=path)
         _loaded[key] = servers
     return _loaded[key]
+
+
+def chosen(path: str, server: Optional[str], tool: Optional[str], command: str) -> dict[str, ServerConfig]:
+    """The servers the command will use (as :func:`plan` says), read with their placeholders expanded."""
+    return servers_of(path, list(plan(path, server, tool, command)))
 
 
 def pick(servers: Mapping[str, ServerConfig], name: Optional[str], tool: Optional[str]) -> tuple[ServerConfig, Optional[str]]:
@@ -54,36 +137,77 @@ def pick(servers: Mapping[str, ServerConfig], name: Optional[str], tool: Optiona
     name that prefixes it, as a group resolves names); else the file's only
     server. Raises ConfigError saying what to give.
     """
-    if name is not None:
-        if name not in servers:
-            raise ConfigError(f"is not in the file (it has {', '.join(servers) or 'no server'})", server=name)
-        return servers[name], tool
-    if tool is not None:
-        for server in sorted(servers, key=len, reverse=True):
-            if tool.startswith(server + "/") and len(tool) > len(server) + 1:
-                return servers[server], tool[len(server) + 1 :]
-    if len(servers) == 1:
-        return next(iter(servers.values())), tool
-    raise ConfigError(f"names {len(servers)} servers: say which with --server NAME (or TOOL as server/tool)")
+    found, tool = _pick_name(list(servers), name, tool)
+    return servers[found], tool
 
 
-def announce(servers: Mapping[str, ServerConfig]) -> None:
-    """Say on stderr which commands a file found by itself will start (its stdio servers)."""
-    for server in servers.values():
-        if isinstance(server, StdioServer):
-            command = str(getattr(server.command, "template", server.command))  # as the file writes it
-            print(f"mcp-input-sync: server {server.name!r} runs {command!r}", file=sys.stderr)
+def _reads(item: Outline) -> str:
+    return ", ".join(f"{shown(token, 100)} (in {shown(key, 100)})" for token, key in item.reads)
+
+
+def announce(outlines: Mapping[str, Outline]) -> None:
+    """Say on stderr what each server of a file found by itself would run or reach; every string is cleaned."""
+    for item in outlines.values():
+        if item.kind == "stdio":
+            print(f"  server {_quoted(item.name)} runs: {shown(shlex.join(item.argv), _ARGV_LIMIT)}", file=sys.stderr)
+            if item.env:
+                print(f"    env sets: {shown(', '.join(item.env))} (values not shown)", file=sys.stderr)
+            if item.env_file is not None:
+                print(f"    env file: {shown(item.env_file)}", file=sys.stderr)
+            if item.cwd is not None:
+                print(f"    in folder: {shown(item.cwd)}", file=sys.stderr)
+        else:
+            where = shown(item.origin) if item.origin is not None else "an address a placeholder makes"
+            rest = " (the rest of the URL not shown)" if item.url_goes_on else ""
+            sse = ", on HTTP+SSE, which this client does not speak: opening it fails" if item.kind == "sse" else ""
+            print(f"  server {_quoted(item.name)} sends HTTP requests to {where}{rest}{sse}", file=sys.stderr)
+            if item.headers:
+                print(f"    headers set: {shown(', '.join(item.headers))} (values not shown)", file=sys.stderr)
+            if item.oauth:
+                print(f"    oauth settings: {shown(', '.join(item.oauth))}", file=sys.stderr)
+        if item.reads:
+            print(f"    placeholders read: {_reads(item)}", file=sys.stderr)
+
+
+def vet(outlines: Mapping[str, Outline], *, trusted: bool, name: str) -> Optional[int]:
+    """Whether the command may go on with a file found by itself: None to go on, else the exit code.
+
+    ``--trust-config`` goes on. In a terminal the person is asked (y/N).
+    Without one, an HTTP server whose URL, headers or oauth settings read a
+    placeholder is refused (what it reads is named); stdio servers and HTTP
+    servers without placeholders go on, as the notice said.
+    """
+    if trusted:
+        return None
+    if _terminal():
+        print("mcp-input-sync: use these servers? [y/N] ", end="", file=sys.stderr, flush=True)
+        try:
+            answer = sys.stdin.readline()
+        except (OSError, ValueError):
+            answer = ""
+        if answer.strip().lower() in ("y", "yes"):
+            return None
+        print(f"mcp-input-sync: not using {shown(name)}: nothing was run or sent", file=sys.stderr)
+        return EXIT_INPUT
+    refused = [item for item in outlines.values() if item.kind != "stdio" and item.reads]
+    for item in refused:
+        print(f"mcp-input-sync: server {_quoted(item.name)} would send what its placeholders read ({_reads(item)}) "
+              "to an HTTP server", file=sys.stderr)
+    if not refused:
+        return None
+    print(f"mcp-input-sync: {shown(name)} was found, not named, and there is no terminal to confirm it at, so nothing was run or sent; "
+          f"to use it, run the command in a terminal, pass --trust-config, or name the file with --config {shlex.quote(shown(name))}",
+          file=sys.stderr)
+    return EXIT_USAGE
 
 
 def list_all_tools(servers: Mapping[str, ServerConfig], options: Mapping[str, Any], as_json: bool) -> int:
     """Every server's tools: a table (server, tool, description), or JSON; a server that fails is reported, the rest listed."""
-    from .reflect import text
-
     with connect_all(dict(servers), on_error="report", **options) as group:
         tools = group.list_tools()
         errors = dict(group.errors)
     if as_json:
-        print(json.dumps({"tools": tools, "errors": {name: str(exc) for name, exc in errors.items()}}, ensure_ascii=False, indent=2))
+        print(dumps({"tools": tools, "errors": {name: str(exc) for name, exc in errors.items()}}, indent=2))  # hidden characters as \u escapes
     else:
         rows = [(tool["server"], tool["tool"], str(tool.get("title") or tool.get("description") or "")) for tool in tools]
         width_server = max([len("SERVER"), *(len(text(r[0], 40)) for r in rows)])
@@ -93,5 +217,5 @@ def list_all_tools(servers: Mapping[str, ServerConfig], options: Mapping[str, An
             print(f"{text(server, 40):<{width_server}}  {text(tool, 60):<{width_tool}}  {text(description.splitlines()[0] if description else '', 100)}")
     for name, exc in errors.items():
         message = exc.message if isinstance(exc, ClientError) else str(exc)
-        print(f"mcp-input-sync: server {name!r}: {message}", file=sys.stderr)
+        print(f"mcp-input-sync: server {_quoted(name)}: {text(message, 2000)}", file=sys.stderr)
     return EXIT_CONNECTION if errors else EXIT_OK

@@ -30,6 +30,7 @@ from ._protocol.jsonrpc import JsonDict
 from ._protocol.limits import round_size
 from ._protocol.modern import PendingCall
 from ._protocol.eras import INPUT_METHODS, declared_kinds
+from ._protocol.forms import quoted
 from ._runtime import start_thread
 from ._runtime.watchdog import Watchdog
 from ._stats import Stats
@@ -172,7 +173,7 @@ class InputDesk:
             method = request.get("method") if isinstance(request, dict) else None
             params = request.get("params") if isinstance(request, dict) else None
             if not isinstance(method, str):
-                raise ClientError("protocol", f"input request {key!r} has no method", code=jsonrpc.METHOD_NOT_FOUND, check="malformed")
+                raise ClientError("protocol", f"input request {quoted(key)} has no method", code=jsonrpc.METHOD_NOT_FOUND, check="malformed")
             refusal = checks.before(method, params)
             if refusal is not None:
                 self.note_refusal(INPUT_METHODS.get(method, "other"), refusal)
@@ -223,14 +224,14 @@ class InputDesk:
         checks = self.checks
         missing = [key for key in pending.input_requests if key not in responses]
         if missing:
-            raise ClientError("input_handler", f"no answer for input request {missing[0]!r}", code=jsonrpc.INTERNAL_ERROR, check="answer")
+            raise ClientError("input_handler", f"no answer for input request {quoted(missing[0])}", code=jsonrpc.INTERNAL_ERROR, check="answer")
         answers: JsonDict = {}
         declined = []
         for key, request in pending.input_requests.items():
             method = request.get("method") if isinstance(request, dict) else None
             refusal = checks.before(method, request.get("params")) if isinstance(method, str) else None
             if not isinstance(method, str) or refusal is not None:
-                raise refusal_error(refusal) if refusal is not None else ClientError("protocol", f"input request {key!r} has no method", check="malformed")
+                raise refusal_error(refusal) if refusal is not None else ClientError("protocol", f"input request {quoted(key)} has no method", check="malformed")
             step = checks.prepare(method, request.get("params"), in_flight=True)
             if isinstance(step, Refusal):  # the checks passed when the round arrived; a changed config refuses
                 raise refusal_error(step)

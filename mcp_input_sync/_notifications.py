@@ -9,6 +9,7 @@ rest are dropped and counted.
 from __future__ import annotations
 
 import logging
+import math
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
@@ -145,9 +146,15 @@ class NotificationRouter:
         progress = params.get("progress")
         if isinstance(progress, bool) or not isinstance(progress, (int, float)):
             return
-        update: JsonDict = {"progress": progress}
         total = params.get("total")
-        if isinstance(total, (int, float)) and not isinstance(total, bool):
+        has_total = isinstance(total, (int, float)) and not isinstance(total, bool)
+        if not _finite(progress) or (has_total and not _finite(total)):
+            # an infinity (a number too large for a float) is no progress: refused and counted
+            self.stats.add("malformed")
+            log.debug("mcp_input_sync: server %s sent a progress notification with a number that is not finite; dropped", self.server_id)
+            return
+        update: JsonDict = {"progress": progress}
+        if has_total:
             update["total"] = total
         message = params.get("message")
         if isinstance(message, str):
@@ -196,6 +203,11 @@ class NotificationRouter:
                 sub.callback(method, params)
             except BaseException:
                 log.exception("mcp_input_sync: subscriber %r raised; skipped", sub.callback)
+
+
+def _finite(number: Any) -> bool:
+    """True for an int (of any size) or a finite float."""
+    return isinstance(number, int) or math.isfinite(number)
 
 
 def _escaped(text: str) -> str:

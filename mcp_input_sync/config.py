@@ -26,8 +26,11 @@ Placeholders, in ``command``, ``args``, ``env``, ``cwd``, ``envFile``,
 has no default is a :class:`ConfigError` naming it and its server, raised
 while the file is read: no server ever receives a literal ``${VAR}``.
 
+:func:`outline` says what each server would run or reach without expanding
+anything, for a host to show before it reads a file it did not write.
+
 Every failure is a :class:`ConfigError` that names the file, the server and
-the key. Unknown keys are kept (``extra``) and otherwise ignored. The reprs
+the key, with the file's escape codes written out. Unknown keys are kept (``extra``) and otherwise ignored. The reprs
 show where a value came from (``"${API_KEY}"``), never the value of a
 variable, and hide the values of ``env`` and ``headers``.
 """
@@ -39,9 +42,9 @@ import os
 import re
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Callable, Collection, Mapping, Optional, Union
+from typing import Any, Callable, Collection, Mapping, NamedTuple, Optional, Union
 
-__all__ = ["ConfigError", "HttpServer", "ServerConfig", "SseServer", "StdioServer", "find_config", "load_config"]
+__all__ = ["ConfigError", "HttpServer", "Outline", "ServerConfig", "SseServer", "StdioServer", "find_config", "load_config", "outline", "read_config"]
 
 #: The files :func:`find_config` looks for in a folder, in this order.
 CONFIG_FILES = (".mcp.json", "mcp.json")
@@ -56,16 +59,41 @@ _HTTP_KEYS = frozenset({"type", "url", "headers", "oauth"})
 Prompt = Callable[[str, Mapping[str, Any]], Optional[str]]
 
 
+#: The longest message of a :class:`ConfigError`, in characters (a name from the file may be any length).
+MAX_MESSAGE_CHARS = 2000
+
+
+def _escaped(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """``text`` cut to ``limit``, each character Python does not print as itself (a control, format, bidi or
+    separator character) written as its escape (``\\x1b``, ``\\u202e``): a file's text never acts on a terminal."""
+    cut = text[:limit]
+    if not cut.isprintable():
+        cut = "".join(char if char.isprintable() else repr(char)[1:-1] for char in cut)
+    return cut[:limit] + "…" if len(text) > limit or len(cut) > limit else cut
+
+
+def _listed(names: Collection[Any]) -> str:
+    """Server names for a message: the first 20, each cut to 100 characters."""
+    shown = [str(name)[:100] for name in list(names)[:20]]
+    more = len(names) - len(shown)
+    return ", ".join(shown) + (f", and {more} more" if more > 0 else "") if shown else "no server"
+
+
 class ConfigError(ValueError):
-    """A configuration that cannot be used: ``file``, ``server`` and ``key`` say where (each may be None)."""
+    """A configuration that cannot be used: ``file``, ``server`` and ``key`` say where (each may be None).
+
+    The message escapes every character of the file's text that would act on a
+    terminal (``\\x1b``, ``\\u202e``) and is at most about
+    :data:`MAX_MESSAGE_CHARS` long; ``server`` and ``key`` keep the names as the file writes them.
+    """
 
     def __init__(self, message: str, *, file: Optional[str] = None, server: Optional[str] = None, key: Optional[str] = None) -> None:
         where = [part for part in (file, f"server {server!r}" if server is not None else None, f"key {key!r}" if key is not None else None) if part]
-        super().__init__(": ".join([*where, message]))
+        super().__init__(_escaped(": ".join([*where, message])))
         self.file = file
         self.server = server
         self.key = key
-        self.reason = message
+        self.reason = _escaped(message)
 
 
 # ---------------------------------------------------------------------------- descriptions
@@ -276,8 +304,27 @@ def _read_file(path: Path) -> Any:
         raise ConfigError("is not JSON" + (f" (line {line})" if line else ""), file=where) from None
 
 
+def _parse(body: str) -> tuple[str, str, Optional[str]]:
+    """A placeholder's body as ``(kind, name, default)``: kind is ``"workspaceFolder"``, ``"userHome"``,
+    ``"input"`` (name: the id) or ``"env"`` (name: the variable; default: after ``:-``, else None).
+    Raises ValueError for a body that is none of them."""
+    if body in ("workspaceFolder", "userHome"):
+        return body, "", None
+    if body.startswith("input:"):
+        return "input", body[len("input:") :], None
+    name, has_default, default = body.partition(":-")
+    if name.startswith("env:") and not has_default:
+        name = name[len("env:") :]
+    if not _NAME.fullmatch(name):
+        raise ValueError(body)
+    return "env", name, default if has_default else None
+
+
 class _Expander:
     """Expands the placeholders of one file's values (see the module docstring)."""
+
+    #: True for a reader that only records what the placeholders would read (:class:`_Reader`).
+    dry = False
 
     def __init__(self, file: Optional[str], workspace: Path, environ: Mapping[str, str], prompt: Optional[Prompt], inputs: Mapping[str, Any]) -> None:
         self.file = file
@@ -308,21 +355,23 @@ class _Expander:
             raise self.error("holds a '${' that opens no placeholder", server, key)
         return _Text(expanded, value, tuple(pieces))
 
+    def _parse(self, body: str, server: str, key: str) -> tuple[str, str, Optional[str]]:
+        try:
+            return _parse(body)
+        except ValueError:
+            raise self.error(f"holds an unknown placeholder ${{{body}}}", server, key) from None
+
     def _one(self, body: str, server: str, key: str) -> str:
-        if body == "workspaceFolder":
+        kind, name, default = self._parse(body, server, key)
+        if kind == "workspaceFolder":
             return str(self.workspace)
-        if body == "userHome":
+        if kind == "userHome":
             return os.path.expanduser("~")
-        if body.startswith("input:"):
-            return self._input(body[len("input:") :], server, key)
-        name, has_default, default = body.partition(":-")
-        if name.startswith("env:") and not has_default:
-            name = name[len("env:") :]
-        if not _NAME.fullmatch(name):
-            raise self.error(f"holds an unknown placeholder ${{{body}}}", server, key)
+        if kind == "input":
+            return self._input(name, server, key)
         value = self.environ.get(name)
-        if value is None or (has_default and value == ""):
-            if has_default:
+        if value is None or (default is not None and value == ""):
+            if default is not None:
                 return default
             raise self.error(f"the environment variable {name} is not set (write ${{{name}:-default}} to give a default)", server, key)
         return value
@@ -338,6 +387,24 @@ class _Expander:
             raise self.error(f"${{input:{ident}}} got no answer", server, key)
         self.answers[ident] = answer
         return answer
+
+
+class _Reader(_Expander):
+    """Checks a file's values as :class:`_Expander` does but expands nothing (each value stays its template);
+    ``reads[server]`` records each placeholder met, as ``(placeholder, key)``."""
+
+    dry = True
+
+    def __init__(self, file: Optional[str], workspace: Path, inputs: Mapping[str, Any]) -> None:
+        super().__init__(file, workspace, {}, None, inputs)
+        self.reads: dict[str, list[tuple[str, str]]] = {}
+
+    def _one(self, body: str, server: str, key: str) -> str:
+        kind, name, _ = self._parse(body, server, key)
+        token = (name if kind == "env" else f"input:{name}" if kind == "input" else kind, key)
+        if token not in self.reads.setdefault(server, []):
+            self.reads[server].append(token)
+        return "${" + body + "}"
 
 
 def _env_file(path: Path, expander: _Expander, server: str) -> dict[str, str]:
@@ -436,7 +503,9 @@ def _server(name: str, entry: Any, expander: _Expander, source: Optional[str]) -
             raise expander.error("must be a list of strings", name, "args")
         args = tuple(expander.text(arg, name, f"args[{i}]") for i, arg in enumerate(raw_args))
         env: dict[str, str] = {}
-        if entry.get("envFile") is not None:
+        if entry.get("envFile") is not None and expander.dry:
+            expander.text(entry["envFile"], name, "envFile")
+        elif entry.get("envFile") is not None:
             try:
                 env_path = Path(expander.text(entry["envFile"], name, "envFile")).expanduser()
             except RuntimeError:  # ~user that does not exist
@@ -448,7 +517,7 @@ def _server(name: str, entry: Any, expander: _Expander, source: Optional[str]) -
         return StdioServer(name, command, args, env, cwd, source=source, extra=extra)
     if kind in ("http", "sse"):
         url = expander.text(entry.get("url"), name, "url")
-        if not url.startswith(("http://", "https://")):
+        if not url.startswith(("http://", "https://")) and not (expander.dry and url.startswith("${")):
             raise expander.error("must be an http or https URL", name, "url")
         headers = _string_map(entry.get("headers"), expander, name, "headers")
         oauth = entry.get("oauth")
@@ -470,12 +539,60 @@ def _workspace(path: Optional[Path]) -> Path:
     return folder.parent if folder.name == ".vscode" else folder
 
 
+Source = Union[str, "os.PathLike[str]", Mapping[str, Any]]
+
+
+def read_config(path: Union[str, "os.PathLike[str]"]) -> Any:
+    """A configuration file's JSON (comments and trailing commas allowed), at most :data:`MAX_CONFIG_BYTES`.
+
+    Read it once and hand the result to :func:`outline` and :func:`load_config`
+    (with ``file=path``): what was shown is then what is opened, even if the
+    file changes in between. Raises ConfigError when it cannot be read.
+    """
+    return _read_file(Path(os.fspath(path)))
+
+
+def _servers_in(source: Source, file: Union[str, "os.PathLike[str]", None]) -> tuple[Optional[Path], Mapping[str, Any], dict[str, Any]]:
+    """The file's path (None for parsed data without ``file``), its servers' entries, and its ``inputs`` by id."""
+    path = Path(os.fspath(file)) if file is not None else None if isinstance(source, Mapping) else Path(os.fspath(source))
+    where = None if path is None else str(path)
+    data = source if isinstance(source, Mapping) else _read_file(Path(os.fspath(source)))
+    if not isinstance(data, Mapping):
+        raise ConfigError("is not a JSON object", file=where)
+    found = [key for key in ("mcpServers", "servers") if key in data]
+    if not found and isinstance(data.get("mcp"), Mapping) and "servers" in data["mcp"]:
+        data = data["mcp"]
+        found = ["servers"]
+    if len(found) != 1:
+        raise ConfigError("names its servers in neither 'mcpServers' nor 'servers'" if not found else "has both 'mcpServers' and 'servers'", file=where)
+    servers = data[found[0]]
+    if not isinstance(servers, Mapping):
+        raise ConfigError("must be an object of servers", file=where, key=found[0])
+    for name in servers:
+        if not isinstance(name, str) or not name:
+            raise ConfigError("has a server whose name is not a string", file=where)
+    raw_inputs = data.get("inputs", [])
+    inputs = {item["id"]: item for item in raw_inputs if isinstance(item, Mapping) and isinstance(item.get("id"), str)} if isinstance(raw_inputs, list) else {}
+    return path, servers, inputs
+
+
+def _wanted(servers: Mapping[str, Any], names: Optional[Collection[str]], where: Optional[str]) -> list[str]:
+    """The names to read, in file order; a name the file lacks is a ConfigError."""
+    if isinstance(names, str):
+        raise TypeError("names must be a collection of server names, not one string")
+    for wanted in names or ():
+        if wanted not in servers:
+            raise ConfigError(f"is not in the file (it has {_listed(servers)})", file=where, server=wanted)
+    return [name for name in servers if names is None or name in names]
+
+
 def load_config(
-    source: Union[str, "os.PathLike[str]", Mapping[str, Any]],
+    source: Source,
     *,
     prompt: Optional[Prompt] = None,
     environ: Optional[Mapping[str, str]] = None,
     names: Optional[Collection[str]] = None,
+    file: Union[str, "os.PathLike[str]", None] = None,
 ) -> dict[str, ServerConfig]:
     """Read a configuration file (or an already parsed mapping) and return its servers by name, in file order.
 
@@ -488,39 +605,94 @@ def load_config(
         environ: the variables for ``${VAR}`` (default: ``os.environ``).
         names: read only these servers (the others are not expanded, asked
             for or checked); a name the file lacks is a ConfigError.
+        file: for parsed JSON, the file it was read from (:func:`read_config`):
+            errors name it, and ``${workspaceFolder}`` is its folder.
 
     Raises:
         ConfigError: the file cannot be read, is not such a configuration, or a
             server in it is malformed or names a variable that is not set.
     """
-    path = None if isinstance(source, Mapping) else Path(os.fspath(source))
+    path, servers, inputs = _servers_in(source, file)
     where = None if path is None else str(path)
-    data = _read_file(path) if path is not None else source
-    if not isinstance(data, Mapping):
-        raise ConfigError("is not a JSON object", file=where)
-    found = [key for key in ("mcpServers", "servers") if key in data]
-    if not found and isinstance(data.get("mcp"), Mapping) and "servers" in data["mcp"]:
-        data = data["mcp"]
-        found = ["servers"]
-    if len(found) != 1:
-        raise ConfigError("names its servers in neither 'mcpServers' nor 'servers'" if not found else "has both 'mcpServers' and 'servers'", file=where)
-    servers = data[found[0]]
-    if not isinstance(servers, Mapping):
-        raise ConfigError("must be an object of servers", file=where, key=found[0])
-    raw_inputs = data.get("inputs", [])
-    inputs = {item["id"]: item for item in raw_inputs if isinstance(item, Mapping) and isinstance(item.get("id"), str)} if isinstance(raw_inputs, list) else {}
+    chosen = _wanted(servers, names, where)
     expander = _Expander(where, _workspace(path), os.environ if environ is None else environ, prompt, inputs)
-    if isinstance(names, str):
-        raise TypeError("names must be a collection of server names, not one string")
-    for wanted in names or ():
-        if wanted not in servers:
-            raise ConfigError(f"is not in the file (it has {', '.join(map(str, servers)) or 'no server'})", file=where, server=wanted)
-    out: dict[str, ServerConfig] = {}
-    for name, entry in servers.items():
-        if not isinstance(name, str) or not name:
-            raise ConfigError("has a server whose name is not a string", file=where)
-        if names is None or name in names:
-            out[name] = _server(name, entry, expander, where)
+    return {name: _server(name, servers[name], expander, where) for name in chosen}
+
+
+class Outline(NamedTuple):
+    """What one server of a file would run or reach, read without expanding a placeholder (:func:`outline`).
+
+    ``kind`` is ``"stdio"``, ``"http"`` or ``"sse"``. A stdio server has
+    ``argv``, the names its ``env`` sets, ``env_file`` and ``cwd``; an HTTP one
+    has ``origin`` (``scheme://host[:port]``, user information as ``***@``;
+    None when a placeholder begins the URL), ``url_goes_on`` (a path or query
+    follows, not kept here), its header names and its ``oauth`` keys.
+    ``reads`` holds each placeholder and the key it is in, in file order:
+    ``("GITHUB_TOKEN", "url")``, ``("input:token", "env.TOKEN")``,
+    ``("userHome", "cwd")``. Strings are as the file writes them and may hold
+    anything: clean them before showing them. No value of ``env``,
+    ``headers`` or ``oauth`` is kept.
+    """
+
+    name: str
+    kind: str
+    argv: tuple[str, ...] = ()
+    env: tuple[str, ...] = ()
+    env_file: Optional[str] = None
+    cwd: Optional[str] = None
+    origin: Optional[str] = None
+    url_goes_on: bool = False
+    headers: tuple[str, ...] = ()
+    oauth: tuple[str, ...] = ()
+    reads: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def variables(self) -> list[str]:
+        """The environment variables the placeholders read, each once."""
+        return list(dict.fromkeys(token for token, _ in self.reads if token not in ("workspaceFolder", "userHome") and not token.startswith("input:")))
+
+    @property
+    def inputs(self) -> list[str]:
+        """The ``${input:ID}`` ids the placeholders ask for, each once."""
+        return list(dict.fromkeys(token[len("input:") :] for token, _ in self.reads if token.startswith("input:")))
+
+
+def _origin(template: str) -> tuple[Optional[str], bool]:
+    """A URL template's ``scheme://authority`` (user information hidden), and whether the URL goes on past it."""
+    scheme, sep, rest = template.partition("://")
+    if not sep or scheme.lower() not in ("http", "https"):
+        return None, True
+    cut = min([at for at in (rest.find(char) for char in "/?#") if at >= 0], default=len(rest))
+    authority, more = rest[:cut], rest[cut:]
+    if "@" in authority:
+        authority = "***@" + authority.rsplit("@", 1)[1]
+    return f"{scheme}://{authority}", more not in ("", "/")
+
+
+def outline(source: Source, *, names: Optional[Collection[str]] = None, file: Union[str, "os.PathLike[str]", None] = None) -> dict[str, Outline]:
+    """What each server of a file would run or reach, by name, without expanding a placeholder.
+
+    Nothing is asked, no variable or env file is read: a host shows this
+    before :func:`load_config` (the command line does, for a file found by
+    itself). The file is checked as :func:`load_config` checks it, so a
+    malformed server is the same ConfigError; an unset variable is not an
+    error here. ``names`` and ``file`` are :func:`load_config`'s.
+    """
+    path, servers, inputs = _servers_in(source, file)
+    where = None if path is None else str(path)
+    reader = _Reader(where, _workspace(path), inputs)
+    out: dict[str, Outline] = {}
+    for name in _wanted(servers, names, where):
+        described = _server(name, servers[name], reader, where)
+        reads = tuple(reader.reads.get(name, ()))
+        if isinstance(described, StdioServer):
+            env_file = servers[name].get("envFile")
+            out[name] = Outline(name, "stdio", tuple(described.argv), tuple(described.env), env_file, described.cwd, reads=reads)
+        else:
+            assert isinstance(described, HttpServer)
+            origin, goes_on = _origin(described.url)
+            out[name] = Outline(name, described.kind, origin=origin, url_goes_on=goes_on, headers=tuple(described.headers),
+                                oauth=tuple(described.oauth or ()), reads=reads)
     return out
 
 

@@ -111,7 +111,7 @@ class GroupError(ClientError):
             raise ValueError("a GroupError names at least one server")
         first = next(iter(errors.values()))
         kind = first.kind if isinstance(first, ClientError) else "transport"
-        names = ", ".join(f"{name} ({type(exc).__name__}: {exc})" for name, exc in errors.items())
+        names = ", ".join(f"{name!r} ({type(exc).__name__}: {exc})" for name, exc in errors.items())  # repr: a name may hold escape codes
         super().__init__(kind, f"{len(errors)} server(s) did not open: {names}")
         self.errors = dict(errors)
 

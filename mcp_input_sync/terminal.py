@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import select
 import threading
@@ -317,7 +318,7 @@ class TerminalHandler(InputHandler):
         try:
             form = compile_form(schema)
         except SchemaRefused as exc:  # the library refuses these first; kept for direct use
-            self.say(f"  form       {message!r}: cannot render ({exc}); declined")
+            self.say(f"  form       {message!r}: cannot render ({_clean(str(exc), 500)}); declined")
             self._refused("form: unusable schema")
             return {"action": "decline"}
         fields = formview.fields(schema)
@@ -328,10 +329,10 @@ class TerminalHandler(InputHandler):
             return self._scripted_form(message, fields, form.checks, secret, names)
         if self.assume_yes:
             content = {f.name: f.prop["default"] for f in fields if "default" in f.prop}
-            missing = [f.name for f in fields if f.required and f.name not in content]
+            missing = ", ".join(_clean(f.name, _LABEL_LIMIT) for f in fields if f.required and f.name not in content)
             if missing:
-                self.say(f"  form       {message!r} with fields [{names}] -> decline (no default for {', '.join(missing)})")
-                self._refused(f"form: required field without a default: {', '.join(missing)}")
+                self.say(f"  form       {message!r} with fields [{names}] -> decline (no default for {missing})")
+                self._refused(f"form: required field without a default: {missing}")
                 return {"action": "decline"}
             bad = self._first_problem(content, form.checks)
             if bad:
@@ -355,7 +356,7 @@ class TerminalHandler(InputHandler):
             check = checks.get(name)
             problem = check(value) if check is not None else None
             if problem is not None:
-                return f"field {name!r} {problem}"
+                return f"field {_clean(name, _LABEL_LIMIT)!r} {_clean(problem, 500)}"
         return None
 
     def _shown(self, content: Mapping[str, Any], secret: set[str]) -> str:
@@ -381,7 +382,7 @@ class TerminalHandler(InputHandler):
                 content[field.name] = self.answers[field.name]
             elif "default" in field.prop:
                 content[field.name] = field.prop["default"]
-        missing = sorted(f.name for f in fields if f.required and f.name not in content)
+        missing = sorted(_clean(f.name, _LABEL_LIMIT) for f in fields if f.required and f.name not in content)
         problem = f"required field(s) without a value or default: {', '.join(missing)}" if missing else self._first_problem(content, checks)
         if problem:
             self.say(f"  form       {message!r} with fields [{names}] -> decline ({_clean(problem)})")
@@ -418,12 +419,12 @@ class TerminalHandler(InputHandler):
         kind = prop.get("type")
         view = field.choices
         choices = list(view.options) if view is not None else []
-        hints: list[str] = [str(kind)]
+        hints: list[str] = [_clean(kind, 20)]
         if isinstance(prop.get("format"), str):
             hints.append(_clean(prop["format"], 40))
         low, high = prop.get("minimum"), prop.get("maximum")
-        if low is not None or high is not None:
-            hints.append(f"{'' if low is None else low}..{'' if high is None else high}")
+        if low is not None or high is not None:  # numbers once the form compiled; cleaned all the same
+            hints.append(f"{'' if low is None else _clean(low, 40)}..{'' if high is None else _clean(high, 40)}")
         if required:
             hints.append("required")
         if secret:
@@ -458,7 +459,7 @@ class TerminalHandler(InputHandler):
                 problem = check(value)
             if problem is None:
                 return value
-            self.say(f"{_INDENT}! {label} {problem}; try again")
+            self.say(f"{_INDENT}! {label} {_clean(problem, 500)}; try again")
 
     # ------------------------------------------------------------------ URLs
 
@@ -579,12 +580,12 @@ class TerminalHandler(InputHandler):
 
     def progress(self, update: Mapping[str, Any]) -> None:
         """Draw a progress bar; pass as ``call_tool(..., progress=handler.progress)``."""
-        done = update.get("progress")
-        total = update.get("total")
+        done = _finite(update.get("progress"))
+        total = _finite(update.get("total"))
         message = _clean(update.get("message", ""), _LABEL_LIMIT)
-        if not isinstance(done, (int, float)) or isinstance(done, bool):
-            return
-        if isinstance(total, (int, float)) and not isinstance(total, bool) and total > 0:
+        if done is None:
+            return  # no number, NaN or an infinity: nothing to draw
+        if total is not None and total > 0:
             ratio = min(max(done / total, 0.0), 1.0)
             filled = int(round(ratio * self.bar_width))
             bar = "#" * filled + "-" * (self.bar_width - filled)
@@ -606,6 +607,17 @@ class TerminalHandler(InputHandler):
 
 class _Omit:
     pass
+
+
+def _finite(value: Any) -> Optional[float]:
+    """``value`` as a finite float, or None (not a number, a bool, NaN, an infinity, an int too large)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 _OMIT: Any = _Omit()

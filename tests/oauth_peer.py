@@ -63,6 +63,7 @@ class OAuthPeer:
         self.prm_status = 200  # another status: the PRM URLs answer it with no document
         self.scope_always_missing = False  # every tools/call: 403 insufficient_scope for "mcp" (a scope tokens hold)
         self.invalid_client_once = False  # the next token request is refused with invalid_client
+        self.resource_metadata: Optional[str] = None  # the URL the challenge names (default: its own well-known one)
         self.holding = threading.Event()  # set while a hold call waits
         self.outer = self
         peer = self
@@ -158,7 +159,8 @@ class OAuthPeer:
         return self._json(404, {"error": "not_found"})
 
     def _challenge(self, status: int, error: str, scope: str) -> tuple[int, dict[str, str], bytes]:
-        value = f'Bearer error="{error}", scope="{scope}", resource_metadata="{self.origin}/.well-known/oauth-protected-resource/mcp"'
+        named = self.resource_metadata or f"{self.origin}/.well-known/oauth-protected-resource/mcp"
+        value = f'Bearer error="{error}", scope="{scope}", resource_metadata="{named}"'
         return self._json(status, {"error": error}, {"WWW-Authenticate": value})
 
     def _mcp(self, verb: str, headers: dict[str, str], raw: bytes) -> tuple[int, dict[str, str], bytes]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -91,7 +92,17 @@ def test_a_bad_file_is_a_usage_error_that_names_the_variable_and_server(tmp_path
 def test_a_file_found_by_itself_says_what_it_will_run_and_an_empty_one_is_refused(tmp_path: Path) -> None:
     write(tmp_path, {"only": DEMO}, ".mcp.json")
     done = cli(tmp_path, "tools")
-    assert f"server 'only' runs {sys.executable!r}" in done.stderr
+    assert f"server 'only' runs: {shlex.join([DEMO['command'], *DEMO['args']])}" in done.stderr
     empty = write(tmp_path, {}, "empty.json")
     done = cli(tmp_path, "tools", "--config", str(empty))
     assert done.returncode == 2 and "names no server" in done.stderr
+
+
+def test_a_command_reads_only_the_servers_it_uses(tmp_path: Path) -> None:
+    # the other server's variable is not set and its input cannot be asked: neither matters to a call of north/echo
+    other = {"url": "https://x.example/mcp", "headers": {"A": "${NO_SUCH_TOKEN}", "B": "${input:never}"}}
+    path = write(tmp_path, {"north": DEMO, "other": other})
+    done = cli(tmp_path, "call", "--config", str(path), "north/echo", '{"text": "only north"}')
+    assert done.returncode == 0 and done.stdout.strip() == "only north", done.stderr
+    done = cli(tmp_path, "resources", "--config", str(path))
+    assert done.returncode == 2 and "--server NAME" in done.stderr

@@ -281,3 +281,37 @@ def test_names_reads_only_the_servers_asked_for() -> None:
         load_config(data, environ=ENV, names=["c"])
     with pytest.raises(TypeError):
         load_config(data, environ=ENV, names="b")
+
+
+# ---------------------------------------------------------------------------- outlines and one read
+
+
+def test_outline_checks_the_file_as_load_config_does_and_expands_nothing(tmp_path: Path) -> None:
+    from mcp_input_sync.config import outline
+
+    entry = {"command": "${TOOL_BIN:-node}", "args": ["--key=${API_KEY}", "${workspaceFolder}/s.js"], "env": {"TOKEN": "${input:tok}"},
+             "cwd": "${userHome}", "envFile": "${workspaceFolder}/.env"}
+    found = outline({"mcpServers": {"tracker": entry}})["tracker"]
+    assert found.kind == "stdio" and found.argv == ("${TOOL_BIN:-node}", "--key=${API_KEY}", "${workspaceFolder}/s.js")
+    assert found.env == ("TOKEN",) and found.cwd == "${userHome}" and found.env_file == "${workspaceFolder}/.env"
+    assert found.variables == ["TOOL_BIN", "API_KEY"] and found.inputs == ["tok"]
+    assert ("workspaceFolder", "args[1]") in found.reads and ("userHome", "cwd") in found.reads
+    for bad, says in (({"command": "x", "args": ["${1BAD}"]}, "unknown placeholder"), ({"command": 3}, "must be a string"),
+                      ({"url": "ftp://x"}, "http or https")):
+        with pytest.raises(ConfigError, match=says):
+            outline({"mcpServers": {"s": bad}})
+    with pytest.raises(ConfigError, match="is not in the file"):
+        outline({"mcpServers": {"s": entry}}, names=["t"])
+
+
+def test_read_once_then_outline_and_load_with_file(tmp_path: Path) -> None:
+    from mcp_input_sync.config import outline, read_config
+
+    path = write(tmp_path, "sub/.mcp.json", {"mcpServers": {"s": {"command": "run", "args": ["${workspaceFolder}", "${NOPE}"]}}})
+    data = read_config(path)
+    path.write_text("changed")  # what was read is what is opened
+    assert outline(data, file=path)["s"].argv == ("run", "${workspaceFolder}", "${NOPE}")
+    with pytest.raises(ConfigError) as caught:
+        load_config(data, file=path, environ={})
+    assert caught.value.file == str(path) and "NOPE" in str(caught.value)
+    assert load_config(data, file=path, environ={"NOPE": "x"})["s"].args == (str(tmp_path / "sub"), "x")

@@ -388,13 +388,16 @@ SETUPS: dict[str, Setup] = {
     # the block builds a Flask app with the login blueprint and a /notes view: a signed-in user
     # meets the login, logs in at the authorization server, and /notes then answers
     "flask_logins": Setup(
-        "from pathlib import Path\n\nimport requests as _requests\n",
+        "import re as _re\nfrom pathlib import Path\n\nimport requests as _requests\n",
         "with app.test_client() as _browser:\n"
         "    with _browser.session_transaction() as _session:\n"
         "        _session['user_id'] = 'alice'\n"
         "    _first = _browser.get('/notes')\n"
         "    assert _first.status_code == 302, _first.status_code\n"
-        "    _started = _browser.get(_first.headers['Location'])\n"
+        "    _page = _browser.get(_first.headers['Location'])\n"
+        "    assert _page.status_code == 200, _page.status_code\n"
+        "    _fields = dict(_re.findall(r'name=\"([^\"]+)\" value=\"([^\"]*)\"', _page.get_data(as_text=True)))\n"
+        "    _started = _browser.post(_first.headers['Location'].split('?')[0], data=_fields)\n"
         "    assert _started.status_code == 303, _started.get_data(as_text=True)\n"
         "    _back = _requests.get(_started.headers['Location'], allow_redirects=False, timeout=10).headers['Location']\n"
         "    _done = _browser.get(_back.replace('http://localhost', ''))\n"

@@ -653,3 +653,12 @@ def test_a_cancelled_2025_11_25_task_raises(recorder: Recorder) -> None:
         with pytest.raises(mis.ClientError) as info:
             client.await_task(created["task"]["taskId"])
         assert info.value.kind == "cancelled"
+
+
+def test_a_round_key_without_a_method_is_named_in_ascii(recorder: Recorder) -> None:
+    key = "\x1b]0;owned\x07\u202ekey\ufe0f"
+    with connect(recorder, SCRIPTED, mis.InputHandler()) as client:
+        with pytest.raises(mis.ClientError) as info:
+            ask(client, {key: {"params": {}}})
+    assert info.value.check == "malformed"
+    assert info.value.message.isascii() and "\x1b" not in info.value.message and "\\x1b" in info.value.message

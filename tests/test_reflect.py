@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import sys
+import unicodedata
 
 import pytest
 from hypothesis import given, settings
@@ -10,56 +12,74 @@ from hypothesis import strategies as st
 
 from mcp_input_sync import reflect
 
-# Inclusive ranges docs/safety.md#logs says are deleted.
-DELETED_RANGES: list[tuple[int, int]] = [
-    (0x0000, 0x001F),
-    (0x007F, 0x009F),
-    (0x061C, 0x061C),
-    (0x200B, 0x200F),
-    (0x202A, 0x202E),
-    (0x2060, 0x2069),
-    (0x2028, 0x2029),
-    (0xFEFF, 0xFEFF),
-    (0xE0000, 0xE007F),
+# The rule of docs/safety.md#logs, written out from the Unicode Character
+# Database 15.1 (not from the library's own table).
+CF_15_1: list[tuple[int, int]] = [
+    (0x00AD, 0x00AD), (0x0600, 0x0605), (0x061C, 0x061C), (0x06DD, 0x06DD), (0x070F, 0x070F),
+    (0x0890, 0x0891), (0x08E2, 0x08E2), (0x180E, 0x180E), (0x200B, 0x200F), (0x202A, 0x202E),
+    (0x2060, 0x2064), (0x2066, 0x206F), (0xFEFF, 0xFEFF), (0xFFF9, 0xFFFB), (0x110BD, 0x110BD),
+    (0x110CD, 0x110CD), (0x13430, 0x1343F), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A),
+    (0xE0001, 0xE0001), (0xE0020, 0xE007F),
 ]
+# DerivedCoreProperties.txt 15.1, Default_Ignorable_Code_Point.
+DEFAULT_IGNORABLE_15_1: list[tuple[int, int]] = [
+    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5),
+    (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164),
+    (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF),
+]
+OTHERS: list[tuple[int, int]] = [
+    (0x0000, 0x001F), (0x007F, 0x009F),  # Cc
+    (0x2028, 0x2029),  # Zl, Zp
+    (0xD800, 0xDFFF),  # Cs
+    (0xE000, 0xF8FF), (0xF0000, 0xFFFFD), (0x100000, 0x10FFFD),  # Co
+    (0xFDD0, 0xFDEF), *((p + 0xFFFE, p + 0xFFFF) for p in range(0, 0x110000, 0x10000)),  # noncharacters
+]
+DELETED_RANGES: list[tuple[int, int]] = CF_15_1 + DEFAULT_IGNORABLE_15_1 + OTHERS
 DELETED: frozenset[int] = frozenset(c for a, b in DELETED_RANGES for c in range(a, b + 1))
+KEPT_IN_LINES = frozenset({0x09, 0x0A})
 
 
-def reference(value: str, limit: int) -> str:
+def reference(value: str, limit: int, lines: bool = False) -> str:
     """Obviously correct (slow) model of ``reflect.text``."""
-    return "".join(ch for ch in value if ord(ch) not in DELETED)[:limit]
+    kept = KEPT_IN_LINES if lines else frozenset()
+    return "".join(ch for ch in value if ord(ch) not in DELETED or ord(ch) in kept)[:limit]
+
+
+def test_the_library_table_is_the_rule() -> None:
+    table = frozenset(c for a, b in reflect.HIDDEN_RANGES for c in range(a, b + 1))
+    assert table == DELETED
+    previous = -1
+    for first, last in reflect.HIDDEN_RANGES:  # sorted and disjoint
+        assert previous < first <= last
+        previous = last
+
+
+def test_every_hidden_category_of_this_python_is_deleted() -> None:
+    hidden = {"Cc", "Cf", "Cs", "Co", "Zl", "Zp"}
+    missing = [hex(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) in hidden and c not in DELETED]
+    assert missing == []
 
 
 # ---------------------------------------------------------------------------
 # text(): one row per deleted range, both ends, plus the neighbours kept.
 
-@pytest.mark.parametrize(
-    ("name", "first", "last"),
-    [
-        ("C0", 0x0000, 0x001F),
-        ("DEL+C1", 0x007F, 0x009F),
-        ("ALM", 0x061C, 0x061C),
-        ("ZW/marks", 0x200B, 0x200F),
-        ("embeddings", 0x202A, 0x202E),
-        ("joiners/isolates", 0x2060, 0x2069),
-        ("LS/PS", 0x2028, 0x2029),
-        ("BOM", 0xFEFF, 0xFEFF),
-        ("tags", 0xE0000, 0xE007F),
-    ],
-)
-def test_each_range_is_deleted_whole(name: str, first: int, last: int) -> None:
-    every = "".join(chr(c) for c in range(first, last + 1))
-    assert reflect.text("a" + every + "b", 100) == "ab", name
+@pytest.mark.parametrize(("first", "last"), sorted(set(DELETED_RANGES)))
+def test_each_range_is_deleted_whole(first: int, last: int) -> None:
+    every = "".join(chr(c) for c in range(first, min(last, first + 5000) + 1))
+    assert reflect.text("a" + every + "b", 10**6) == "ab"
     assert reflect.text(chr(first), 10) == ""
     assert reflect.text(chr(last), 10) == ""
-    # the same inside non-ASCII text (the regex path)
-    assert reflect.text("é" + every + "ü", 100) == "éü", name
+    # the same inside non-ASCII text (the regex path) and beside a code point above U+FFFF
+    assert reflect.text("é" + every + "ü", 10**6) == "éü"
+    assert reflect.text("🙂" + every + chr(last) + "ü", 10**6) == "🙂ü"
 
 
 @pytest.mark.parametrize(
     "kept",
-    [0x20, 0x7E, 0xA0, 0xAD, 0x061B, 0x061D, 0x200A, 0x2010, 0x2027, 0x202F,
-     0x205F, 0x206A, 0xFEFE, 0xFF00, 0xDFFFF, 0xE0080, 0xE0100, 0x1F642, 0xD800],
+    [0x20, 0x7E, 0xA0, 0xAC, 0xAE, 0x0378, 0x061B, 0x061D, 0x1161, 0x180A, 0x2000, 0x200A, 0x2010,
+     0x2027, 0x202F, 0x205F, 0x2800, 0x3000, 0x3163, 0x3165, 0xF900, 0xFDCF, 0xFDF0, 0xFE10, 0xFEFE,
+     0xFF00, 0xFFA1, 0xFFFC, 0xFFFD, 0x10000, 0x1343F + 1, 0x1F642, 0x1FFFD, 0xDFFFD, 0xE1000, 0xEFFFD],
 )
 def test_neighbours_and_others_are_kept(kept: int) -> None:
     assert reflect.text(chr(kept), 10) == chr(kept)
@@ -71,6 +91,22 @@ def test_exactly_the_listed_code_points_are_deleted() -> None:
     cleaned = reflect.text(everything, sys.maxunicode + 1)
     assert len(cleaned) == sys.maxunicode + 1 - len(DELETED)
     assert not any(ord(ch) in DELETED for ch in cleaned)
+    lines = reflect.text(everything, sys.maxunicode + 1, lines=True)
+    assert lines == reference(everything, sys.maxunicode + 1, lines=True)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("one\ntwo\tthree", "one\ntwo\tthree"),
+        ("crlf\r\nnext", "crlf\nnext"),
+        ("\x1b[2J\u2028\u2029\x85\x0b\x0c", "[2J"),
+        ("é\nü\u200b", "é\nü"),
+    ],
+)
+def test_lines_keeps_line_feeds_and_tabs_only(value: str, expected: str) -> None:
+    assert reflect.text(value, 100, lines=True) == expected
+    assert reflect.text(value, 100) == expected.replace("\n", "").replace("\t", "")
 
 
 @pytest.mark.parametrize(
@@ -116,7 +152,7 @@ def test_bad_arguments(value: object, limit: object, error: type[Exception]) -> 
 interesting = st.one_of(
     st.characters(),
     st.sampled_from([chr(c) for a, b in DELETED_RANGES for c in (a, b)]),
-    st.sampled_from(["\u00a0", "\u061b", "\u2027", "\u202f", "\u206a", "\U000e0080"]),
+    st.sampled_from(["\u00a0", "\u061b", "\u2027", "\u202f", "\u2800", "\U000e1000", "\n", "\t", "🙂"]),
 )
 
 
@@ -138,6 +174,57 @@ def test_idempotent_and_matches_model(value: str, limit: int) -> None:
 )
 def test_shorter_limit_is_a_prefix(value: str, n: int, extra: int) -> None:
     assert reflect.text(value, n) == reflect.text(value, n + extra)[:n]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=interesting, max_size=60), st.integers(min_value=0, max_value=80))
+def test_lines_matches_model(value: str, limit: int) -> None:
+    once = reflect.text(value, limit, lines=True)
+    assert once == reference(value, limit, lines=True)
+    assert reflect.text(once, limit, lines=True) == once
+
+
+# ---------------------------------------------------------------------------
+# dumps() and tree()
+
+json_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False),
+              st.text(alphabet=interesting, max_size=20)),
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(alphabet=interesting, max_size=8), inner, max_size=4)),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(json_values, st.sampled_from([None, 2]), st.booleans())
+def test_dumps_is_faithful_json_without_hidden_code_points(value: object, indent: int | None, sort_keys: bool) -> None:
+    out = reflect.dumps(value, indent=indent, sort_keys=sort_keys)
+    assert json.loads(out) == value  # valid and faithful
+    assert all(ord(ch) not in DELETED or ch == "\n" for ch in out)  # a line feed only between members
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("\u202e\u200b\x9b\x7f", '"\\u202e\\u200b\\u009b\\u007f"'),
+        ("tag\U000e0041", '"tag\\udb40\\udc41"'),
+        ("lone \ud800", '"lone \\ud800"'),
+        ({"é": "日本"}, '{"é": "日本"}'),
+    ],
+)
+def test_dumps_escapes(value: object, expected: str) -> None:
+    assert reflect.dumps(value) == expected
+
+
+def test_tree_cleans_every_string_and_key() -> None:
+    value = {"a\u200b": ["x\ny\u202e\x1b[2J", float("inf"), float("nan"), {"k\u00ad": 1}], "b": "z" * 10_000}
+    assert reflect.tree(value, lines=True) == {"a": ["x\ny[2J", None, None, {"k": 1}], "b": "z" * 10_000}
+    assert reflect.tree(value, limit=3) == {"a": ["xy[", None, None, {"k": 1}], "b": "zzz"}
+    assert reflect.tree([[[1]]], max_depth=2) == [["…"]]
+    with pytest.raises(ValueError):
+        reflect.tree({}, limit=-1)
+    with pytest.raises(TypeError):
+        reflect.tree({}, max_depth=True)
 
 
 # ---------------------------------------------------------------------------

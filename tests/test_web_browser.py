@@ -190,7 +190,9 @@ def test_a_person_logs_in_to_a_protected_server_in_chromium(
     base, _ = site
     browser.get(f"{base}/login/alice")
     assert logins.status("alice") == {"notes": False}
-    browser.get(f"{base}/mcp-login/notes/login?next=/inputs/")  # app -> authorization server -> app's callback -> next
+    browser.get(f"{base}/mcp-login/notes/login?next=/inputs/")  # a page with a button: a GET starts nothing
+    assert browser.title == "Log in to notes" and peer.counts["authorize"] == 0
+    browser.find_element(By.CSS_SELECTOR, 'button[type="submit"]').click()  # app -> authorization server -> app's callback -> next
     assert browser.current_url == f"{base}/inputs/"
     assert logins.status("alice") == {"notes": True} and logins.status("bob") == {"notes": False}
     registered = next(iter(peer.clients.values()))

@@ -232,6 +232,14 @@ def logins() -> Iterator[Any]:
         peer.close()
 
 
+def start(client: Any, path: str) -> Any:
+    """The user opens the login view (a page with a button) and presses it: the POST, with Django's CSRF token, starts the login."""
+    page = client.get(path)
+    assert page.status_code == 200, page.status_code
+    fields = dict(re.findall(r'name="([^"]+)" value="([^"]*)"', page.content.decode()))
+    return client.post(path.split("?")[0], fields)
+
+
 def authorize(location: str) -> str:
     """The user at the authorization server: it grants at once and redirects back to the callback."""
     import requests
@@ -246,7 +254,8 @@ def test_a_user_logs_in_to_a_protected_server_and_the_app_calls_it_for_them(logi
 
     found, peer = logins
     alice = browser("alice")
-    started = alice.get("/mcp-login/notes/login/?next=/inputs/")
+    assert alice.post("/mcp-login/notes/login/", {"next": "/inputs/"}).status_code == 403  # no CSRF token: nothing starts
+    started = start(alice, "/mcp-login/notes/login/?next=/inputs/")
     assert started.status_code == 303 and started["Location"].startswith(peer.origin + "/authorize?")
     registered = next(iter(peer.clients.values()))
     assert registered["application_type"] == "web" and registered["redirect_uris"] == ["http://testserver/mcp-login/callback/"]
@@ -272,7 +281,7 @@ def test_the_login_views_refuse_what_they_should(logins: Any) -> None:
     assert DjangoClient().get("/mcp-login/notes/login/").status_code == 403
     alice = browser("alice")
     assert alice.get("/mcp-login/nowhere/login/").status_code == 404
-    started = alice.get("/mcp-login/notes/login/?next=//evil.example/")
+    started = start(alice, "/mcp-login/notes/login/?next=//evil.example/")
     back = authorize(started["Location"])
     assert browser("bob").get(back).status_code == 400  # another user's browser has no login in progress
     done = alice.get(back)
@@ -280,6 +289,23 @@ def test_the_login_views_refuse_what_they_should(logins: Any) -> None:
     again = alice.get(back)  # the login was used up with the session's record
     assert again.status_code == 400 and "No login to an MCP server is in progress" in again.content.decode()
     peer.iss_mode = "wrong"
-    started = alice.get("/mcp-login/notes/login/")
+    started = start(alice, "/mcp-login/notes/login/")
     failed = alice.get(authorize(started["Location"]))
     assert failed.status_code == 400 and "another issuer" in failed.content.decode()
+
+
+def test_the_json_endpoints_carry_no_server_text_raw() -> None:
+    from .test_hostile_display import CLEAN, CallBroker, hostile_pending, raw_hidden, strings
+
+    hostile = CallBroker()
+    hostile.park(hostile_pending("form"))
+    with override_settings(MCP_INPUT_SYNC_BROKER=hostile):
+        alice = browser("alice")
+        for path in ("/inputs/pending.json", "/inputs/calls/call-1.json"):
+            answer = alice.get(path)
+            assert answer.status_code == 200, path
+            found = list(strings(answer.json()))
+            assert CLEAN in "".join(found), path
+            assert [text for text in found if raw_hidden(text)] == [], path
+        for path in ("/inputs/", "/inputs/form-alice/", "/inputs/calls/call-1/"):
+            assert raw_hidden(alice.get(path).content.decode()) == [], path

@@ -54,6 +54,16 @@ def signed_in(app: Any, user: str) -> Any:
     return browser
 
 
+def start(browser: Any, path: str) -> Any:
+    """The user opens a login view (a page with a button) and presses the button: the POST that starts the login."""
+    page = browser.get(path)
+    assert page.status_code == 200, page.status_code
+    fields = dict(re.findall(r'name="([^"]+)" value="([^"]*)"', page.get_data(as_text=True)))
+    action = re.search(r'action="([^"]+)"', page.get_data(as_text=True))
+    assert action is not None
+    return browser.post(action.group(1), data=fields)
+
+
 def authorize(location: str) -> str:
     """The authorization server grants at once; the path and query the browser comes back to."""
     back = requests.get(location, allow_redirects=False, timeout=10).headers["Location"]
@@ -83,7 +93,7 @@ def test_a_user_logs_in_through_the_flask_blueprint(peer: OAuthPeer) -> None:
     logins = Logins(MemoryStore(), {"notes": peer.url})
     app = make_app(logins)
     alice = signed_in(app, "alice")
-    started = alice.get("/mcp-login/notes/login?next=/page")
+    started = start(alice, "/mcp-login/notes/login?next=/page")
     assert started.status_code == 303 and started.headers["Location"].startswith(peer.origin + "/authorize?")
     done = alice.get(authorize(started.headers["Location"]))
     assert done.status_code == 303 and done.headers["Location"] == "/page"
@@ -93,7 +103,7 @@ def test_a_user_logs_in_through_the_flask_blueprint(peer: OAuthPeer) -> None:
     # a second user: a login of their own, on the app's one registration
     bob = signed_in(app, "bob")
     assert bob.get("/mcp-login/status.json").get_json() == {"notes": False}
-    bob.get(authorize(bob.get("/mcp-login/notes/login").headers["Location"]))
+    bob.get(authorize(start(bob, "/mcp-login/notes/login").headers["Location"]))
     assert peer.counts["register"] == 1 and peer.counts["authorize"] == 2
     # logout needs the page's CSRF token
     assert alice.post("/mcp-login/notes/logout").status_code == 400
@@ -110,19 +120,19 @@ def test_the_flask_login_views_refuse_what_they_should(peer: OAuthPeer) -> None:
     assert app.test_client().get("/mcp-login/notes/login").status_code == 403
     alice = signed_in(app, "alice")
     assert alice.get("/mcp-login/elsewhere/login").status_code == 404
-    back = authorize(alice.get("/mcp-login/notes/login?next=https://evil.example/").headers["Location"])
+    back = authorize(start(alice, "/mcp-login/notes/login?next=https://evil.example/").headers["Location"])
     assert signed_in(app, "bob").get(back).status_code == 400
     assert alice.get(back).headers["Location"] == "/"
     peer.state_mode = "wrong"
-    failed = alice.get(authorize(alice.get("/mcp-login/notes/login").headers["Location"]))
+    failed = alice.get(authorize(start(alice, "/mcp-login/notes/login").headers["Location"]))
     assert failed.status_code == 400 and "state" in failed.get_data(as_text=True)
     peer.state_mode = "echo"
-    denied = authorize(alice.get("/mcp-login/notes/login").headers["Location"]).split("?")[0] + "?error=access_denied"
+    denied = authorize(start(alice, "/mcp-login/notes/login").headers["Location"]).split("?")[0] + "?error=access_denied"
     page = alice.get(denied)
     assert page.status_code == 400
 
 
 def test_an_authorization_server_that_cannot_be_reached_is_a_502_page() -> None:
     app = make_app(Logins(MemoryStore(), {"notes": "http://127.0.0.1:9/mcp"}, timeout=2.0))
-    page = signed_in(app, "alice").get("/mcp-login/notes/login")
+    page = start(signed_in(app, "alice"), "/mcp-login/notes/login")
     assert page.status_code == 502 and "The login could not start" in page.get_data(as_text=True)

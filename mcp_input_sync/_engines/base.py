@@ -8,6 +8,7 @@ from typing import Any, Callable, Mapping, Optional, Protocol, TypeVar, Union
 from .. import _clock
 from .._calls import CallSpec, ProgressCallback
 from .._protocol.deadlines import CallClock
+from .._protocol.forms import quoted
 from .._protocol.jsonrpc import JsonDict
 from .._protocol.modern import PendingCall
 from .._session import Receiver
@@ -98,7 +99,7 @@ def poll_task(
     while True:
         task = fetch(clock.child(_clock.monotonic()))
         if task.get("status") == "cancelled":
-            raise ClientError("cancelled", f"task {task_id} was cancelled")
+            raise ClientError("cancelled", f"task {quoted(task_id)} was cancelled")
         outcome = settle(task)
         if outcome is AGAIN_NOW:
             continue
@@ -110,4 +111,4 @@ def poll_task(
         if (cancel.wait(pause) if cancel is not None else threading.Event().wait(pause)):
             raise ClientError("cancelled", "await_task was cancelled")
         if _clock.monotonic() - clock.started >= clock.max_total:
-            raise ClientError("timeout", f"task {task_id} did not finish within max_total_timeout")
+            raise ClientError("timeout", f"task {quoted(task_id)} did not finish within max_total_timeout")

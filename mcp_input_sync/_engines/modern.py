@@ -29,6 +29,7 @@ from .._protocol.headers import tool_header_map
 from .._protocol.jsonrpc import JsonDict, RequestId
 from .._protocol.modern import MetaStamp, PendingCall
 from .._protocol.eras import INPUT_METHODS, ProtocolViolation
+from .._protocol.forms import quoted
 from .._session import Session, remote_error
 from ..errors import ClientError
 from ..handler import overrides
@@ -194,7 +195,7 @@ class ModernEngine:
             if round_.requests:
                 again = modern.reasked(declined, round_)
                 if again is not None:
-                    raise ClientError("declined", f"the server asked again for {again!r} after it was declined", check="reask")
+                    raise ClientError("declined", f"the server asked again for {quoted(again)} after it was declined", check="reask")
                 prepared = desk.check_round(round_.requests)
                 if spec.defer_input:
                     return PendingCall(method, params, round_.requests, round_.state, rounds, sorted(declined))
@@ -273,7 +274,7 @@ class ModernEngine:
                 self.request("tasks/update", update, is_call=False, clock=clock.child(_clock.monotonic()), cancel=cancel)
                 return AGAIN_NOW
             if status != "working":
-                raise ClientError("protocol", f"task status {status!r} is not known", data=task, check="result")
+                raise ClientError("protocol", f"task status {quoted(status)} is not known", data=task, check="result")
             return AGAIN
 
         result: JsonDict = poll_task(task_id, fetch, settle, clock, cancel, "pollIntervalMs")

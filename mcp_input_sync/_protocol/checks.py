@@ -31,7 +31,7 @@ from typing import Any, Mapping, Optional, Union
 from . import jsonrpc, roots, sampling
 from .budget import TokenBucket
 from .record import Record
-from .forms import FormCache, FormSchema, SchemaRefused
+from .forms import FormCache, FormSchema, SchemaRefused, quoted
 from .urls import UrlFacts, UrlRefused, check_elicitation_url
 from .eras import INPUT_METHODS, missing_param
 
@@ -156,7 +156,7 @@ class InputChecks:
         config = self.config
         kind = INPUT_METHODS.get(method)
         if kind is None:
-            return _refuse("method", jsonrpc.METHOD_NOT_FOUND, f"method not found: {method}")
+            return _refuse("method", jsonrpc.METHOD_NOT_FOUND, f"method not found: {quoted(method, 128)}")
         if kind not in config.kinds:
             return _refuse("capability", jsonrpc.METHOD_NOT_FOUND, f"client does not support {method}")
         if kind == "elicitation" and type(params) is dict and "message" in params and params.get("mode", "form") == "form" and type(params.get("requestedSchema")) is dict:

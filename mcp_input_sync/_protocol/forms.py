@@ -16,8 +16,10 @@ Refused (the server gets -32602): nested object properties, arrays of
 objects, ``$ref`` / ``$defs`` / ``definitions``, ``allOf``, ``not``,
 ``if`` / ``then`` / ``else``, ``patternProperties``, ``dependentSchemas``,
 any other ``oneOf`` / ``anyOf``, ``type`` lists, a property without a
-primitive ``type``, a schema-valued ``additionalProperties``, and a
-``required`` entry that names no property.
+primitive ``type``, a schema-valued ``additionalProperties``, a
+``required`` entry that names no property, and a number or integer property
+whose ``minimum``, ``maximum`` or ``default`` is not a finite number.
+Field names are quoted in the messages with :func:`quoted` (ASCII only).
 
 Tolerated and passed on unchanged: annotations (``title``, ``description``,
 ``$schema``, ``$comment``, ``examples``, ``deprecated``, ``readOnly``,
@@ -47,6 +49,8 @@ REFUSED_KEYWORDS = frozenset(
     {"$ref", "$defs", "definitions", "allOf", "not", "if", "then", "else", "patternProperties", "dependentSchemas"}
 )
 PRIMITIVE_TYPES = frozenset({"string", "number", "integer", "boolean", "array"})
+#: Keywords of a number or integer property that must hold a finite number when present.
+_NUMERIC_KEYWORDS = ("minimum", "maximum", "default")
 FORMATS = ("email", "uri", "date", "date-time")
 
 Check = Callable[[Any], Optional[str]]
@@ -123,6 +127,18 @@ def _find_refused(schema: Any) -> Optional[str]:
     return None
 
 
+def quoted(text: Any, limit: int = 64) -> str:
+    """A name a server chose, quoted for a message: ASCII only, cut to ``limit`` code points.
+
+    Every code point outside printable ASCII is written as a ``\\x``,
+    ``\\u`` or ``\\U`` escape (:func:`ascii`), so no control, bidi or
+    invisible character of the name reaches a log, a terminal or a page, and
+    a long name cannot make the message long.
+    """
+    shown = text if isinstance(text, str) else str(text)
+    return ascii(shown if len(shown) <= limit else shown[:limit] + "...")
+
+
 def _number(value: Any) -> bool:
     return (type(value) is int or type(value) is float) and not (type(value) is float and not math.isfinite(value))
 
@@ -156,23 +172,26 @@ def _length(prop: Mapping[str, Any], key: str) -> Optional[int]:
 
 def _compile_property(name: str, prop: Any) -> Check:
     if not isinstance(prop, dict):
-        raise SchemaRefused(f"property {name!r} is not an object")
+        raise SchemaRefused(f"property {quoted(name)} is not an object")
     kind = prop.get("type")
     if isinstance(kind, list):
-        raise SchemaRefused(f"property {name!r} has a type list")
+        raise SchemaRefused(f"property {quoted(name)} has a type list")
     if kind == "object":
-        raise SchemaRefused(f"property {name!r} is a nested object")
+        raise SchemaRefused(f"property {quoted(name)} is a nested object")
     if not isinstance(kind, str) or kind not in PRIMITIVE_TYPES:
-        raise SchemaRefused(f"property {name!r} has no primitive type")
+        raise SchemaRefused(f"property {quoted(name)} has no primitive type")
     if "enum" in prop and not isinstance(prop["enum"], list):
-        raise SchemaRefused(f"property {name!r} enum is not a list")
+        raise SchemaRefused(f"property {quoted(name)} enum is not a list")
     if "anyOf" in prop and kind != "array":
-        raise SchemaRefused(f"property {name!r} uses anyOf outside a multi-select")
+        raise SchemaRefused(f"property {quoted(name)} uses anyOf outside a multi-select")
     if "oneOf" in prop and kind != "string":
-        raise SchemaRefused(f"property {name!r} uses oneOf outside a single-select")
+        raise SchemaRefused(f"property {quoted(name)} uses oneOf outside a single-select")
     if kind == "string":
         return _compile_string(name, prop)
     if kind in ("number", "integer"):
+        for key in _NUMERIC_KEYWORDS:
+            if key in prop and not _number(prop[key]):
+                raise SchemaRefused(f"property {quoted(name)} {key} is not a finite number")
         return _compile_number(prop, integer=kind == "integer")
     if kind == "boolean":
         enum_b = prop.get("enum")
@@ -183,9 +202,9 @@ def _compile_property(name: str, prop: Any) -> Check:
 def _compile_string(name: str, prop: Mapping[str, Any]) -> Check:
     allowed: Optional[frozenset[str]] = None
     if "enum" in prop:
-        allowed = frozenset(_string_enum(prop["enum"], f"property {name!r} enum"))
+        allowed = frozenset(_string_enum(prop["enum"], f"property {quoted(name)} enum"))
     if "oneOf" in prop:
-        options = frozenset(_const_options(prop["oneOf"], f"property {name!r} oneOf"))
+        options = frozenset(_const_options(prop["oneOf"], f"property {quoted(name)} oneOf"))
         allowed = options if allowed is None else allowed & options
     low, high = _length(prop, "minLength"), _length(prop, "maxLength")
     fmt = prop.get("format")
@@ -239,15 +258,15 @@ def _compile_number(prop: Mapping[str, Any], integer: bool) -> Check:
 def _compile_array(name: str, prop: Mapping[str, Any]) -> Check:
     items = prop.get("items")
     if not isinstance(items, dict):
-        raise SchemaRefused(f"property {name!r} is an array without string items")
+        raise SchemaRefused(f"property {quoted(name)} is an array without string items")
     if items.get("type") == "object" or "properties" in items:
-        raise SchemaRefused(f"property {name!r} is an array of objects")
+        raise SchemaRefused(f"property {quoted(name)} is an array of objects")
     if "anyOf" in items:
-        options = frozenset(_const_options(items["anyOf"], f"property {name!r} items.anyOf"))
+        options = frozenset(_const_options(items["anyOf"], f"property {quoted(name)} items.anyOf"))
     elif items.get("type") == "string" and "enum" in items:
-        options = frozenset(_string_enum(items["enum"], f"property {name!r} items.enum"))
+        options = frozenset(_string_enum(items["enum"], f"property {quoted(name)} items.enum"))
     else:
-        raise SchemaRefused(f"property {name!r} is an array that is not a multi-select")
+        raise SchemaRefused(f"property {quoted(name)} is an array that is not a multi-select")
     low, high = _length(prop, "minItems"), _length(prop, "maxItems")
 
     def check(value: Any) -> Optional[str]:
@@ -286,19 +305,19 @@ class FormSchema:
             return "content is not an object"
         for name in self.required:
             if name not in content:
-                return f"required field {name!r} is missing"
+                return f"required field {quoted(name)} is missing"
         checks = self.checks
         for name, value in content.items():
             check = checks.get(name)
             if check is None:
                 if self.closed:
-                    return f"field {name!r} is not in the form"
+                    return f"field {quoted(name)} is not in the form"
                 if not _primitive_answer(value):
-                    return f"field {name!r} is not a string, number, boolean or list of strings"
+                    return f"field {quoted(name)} is not a string, number, boolean or list of strings"
                 continue
             problem = check(value)
             if problem is not None:
-                return f"field {name!r} {problem}"
+                return f"field {quoted(name)} {problem}"
         return None
 
 
@@ -338,7 +357,7 @@ def compile_form(schema: Any) -> FormSchema:
         raise SchemaRefused("requestedSchema required must be a list of field names")
     for name in required:
         if name not in properties:
-            raise SchemaRefused(f"required field {name!r} is not in the form")
+            raise SchemaRefused(f"required field {quoted(name)} is not in the form")
     checks = {name: _compile_property(name, prop) for name, prop in properties.items()}
     return FormSchema(checks, tuple(dict.fromkeys(required)), additional is False, sensitive_fields(schema))
 

@@ -2,7 +2,8 @@
 
 Request ids are strings or integers; ``0`` and ``""`` are real ids, so code
 here never tests an id for truth. Encoding escapes every non-ASCII character,
-so no string (a lone surrogate, say) can make the writer fail.
+so no string (a lone surrogate, say) can make the writer fail. Decoding
+refuses ``NaN``, ``Infinity`` and ``-Infinity``, which are not JSON.
 """
 
 from __future__ import annotations
@@ -34,8 +35,16 @@ def _refuse(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON")
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
 _ENCODER = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":"), default=_refuse)
-_DECODER = json.JSONDecoder()
+# NaN, Infinity and -Infinity are not JSON (RFC 8259): a message holding one is
+# refused like any other bad JSON.  A number too large for a float (1e999) is
+# JSON and decodes to an infinity; where numbers are used (progress, form
+# bounds and defaults) non-finite ones are refused.
+_DECODER = json.JSONDecoder(parse_constant=_no_constant)
 _decode = _DECODER.decode
 _scan = _DECODER.scan_once  # type: ignore[attr-defined]
 try:  # the C encoder, made once: JSONEncoder.encode builds a new one per call
@@ -71,7 +80,7 @@ def encode(message: JsonDict) -> bytes:
 
 
 def decode(data: Union[bytes, str]) -> Any:
-    """Decode one message; raises ValueError on bad JSON, bad UTF-8 or nesting too deep to decode."""
+    """Decode one message; raises ValueError on bad JSON (``NaN`` and ``Infinity`` included), bad UTF-8 or nesting too deep to decode."""
     if isinstance(data, bytes):
         data = data.decode("utf-8")
     try:

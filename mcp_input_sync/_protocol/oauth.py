@@ -369,16 +369,23 @@ def bearer_challenge(header: object) -> Optional[BearerChallenge]:
 # ---------------------------------------------------------------------------- URLs
 
 _URL_BAD = re.compile(r"[\x00-\x20\x7f-\x9f\\]")
+#: Anything but printable ASCII (bidi, zero-width and other invisible characters among it).
+_URL_NOT_PRINTABLE = re.compile(r"[^\x21-\x7e]")
 
 
-def _split_http_url(url: object, check: str, *, what: str = "A URL") -> SplitResult:
-    """Parse an absolute http(s) URL with a host, no userinfo and no fragment."""
+def _split_http_url(url: object, check: str, *, what: str = "A URL", printable: bool = True) -> SplitResult:
+    """Parse an absolute http(s) URL with a host, no userinfo and no fragment.
+
+    A URL a server sent (``printable``) must be printable ASCII, so that the
+    URL shown to a person is the URL opened; the user's own server URL may
+    hold other characters (an internationalised name).
+    """
     if not isinstance(url, str):
         raise OAuthRefused(check, f"{what} is not text.")
     if len(url) > MAX_URL:
         raise OAuthRefused(check, f"{what} is too long.")
-    if _URL_BAD.search(url):
-        raise OAuthRefused(check, f"{what} holds spaces, controls or backslashes.")
+    if _URL_BAD.search(url) or (printable and _URL_NOT_PRINTABLE.search(url)):
+        raise OAuthRefused(check, f"{what} holds spaces, controls, backslashes or characters other than printable ASCII.")
     try:
         parts = urlsplit(url)
         port = parts.port
@@ -421,7 +428,7 @@ def is_loopback_url(url: object) -> bool:
     Never raises: anything that is not such a URL is simply not loopback.
     """
     try:
-        parts = _split_http_url(url, "url")
+        parts = _split_http_url(url, "url", printable=False)
     except OAuthRefused:
         return False
     return _host_is_loopback(parts.hostname or "")
@@ -449,7 +456,7 @@ def prm_urls(server_url: str, resource_metadata: Optional[str] = None) -> tuple[
     if resource_metadata is not None:
         _split_http_url(resource_metadata, "challenge", what="The resource_metadata URL")
         return (resource_metadata,)
-    parts = _split_http_url(server_url, "url", what="The server URL")
+    parts = _split_http_url(server_url, "url", what="The server URL", printable=False)
     root = _origin(parts) + PRM_WELL_KNOWN
     tail = "" if parts.path in ("", "/") else parts.path
     if parts.query:
@@ -471,7 +478,7 @@ def check_prm_resource(resource: object, server_url: str) -> str:
     byte for byte. Raises :class:`OAuthRefused` (check ``"resource"``).
     """
     res = _split_http_url(resource, "resource", what="The protected resource")
-    server = _split_http_url(server_url, "url", what="The server URL")
+    server = _split_http_url(server_url, "url", what="The server URL", printable=False)
     if _origin_key(res) != _origin_key(server):
         raise OAuthRefused("resource", "The protected resource names another origin than the server's.")
     if res.query:
@@ -673,7 +680,7 @@ def legacy_authorization_base(server_url: str) -> str:
     server's origin is the authorization server. Raises :class:`OAuthRefused`
     (check ``"url"``).
     """
-    parts = _split_http_url(server_url, "url", what="The server URL")
+    parts = _split_http_url(server_url, "url", what="The server URL", printable=False)
     _check_secure(parts, "url", "The server URL", allow_http=True)
     return _origin(parts)
 

@@ -7,25 +7,39 @@ server goes through :class:`Fetcher`, which holds these lines:
   first byte sent to the last read; a server that answers one byte at a time
   is cut off), and bodies are bounded in size (:data:`MAX_DOCUMENT`);
 * redirects are followed only within the origin of the URL asked (at most
-  :data:`MAX_REDIRECTS`); a redirect to another origin is refused;
-* no exchange carries an MCP access token, and nothing read is logged;
+  :data:`MAX_REDIRECTS`); a redirect to another origin is refused, so the
+  request's headers and body never reach another origin;
+* a fetcher bound to an MCP server (:meth:`Fetcher.toward`) reaches only
+  what :mod:`._reach` allows for that server: https (http to loopback for a
+  loopback server), and no address more local than the server's own,
+  checked before the request and again where each connection is made;
+* no exchange carries an MCP access token, and nothing read is logged (the
+  authorization URL a headless consent fetches is kept out of ``urllib3``'s
+  DEBUG log as well);
 * every failure is an :class:`~mcp_input_sync._protocol.oauth.OAuthRefused`
-  with a fixed message (check ``"network"``, ``"redirect"``, ``"size"`` or
-  ``"json"``), never a ``requests`` exception.
+  with one fixed message, :data:`~._reach.FETCH_FAILED`, whatever went wrong
+  (an address refused, a closed port, a timeout, a redirect, a document too
+  large or not JSON); its check (``"address"``, ``"network"``,
+  ``"redirect"``, ``"size"`` or ``"json"``) says which, and the DEBUG log
+  the details. Never a ``requests`` exception.
 """
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import json
+import logging
 import threading
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Iterator, Optional, Union
 from urllib.parse import urljoin, urlsplit
 
 from .._protocol.oauth import OAuthRefused
 from .._protocol.oauth_flow import TokenRequest
 from .._runtime import thread_name
-from ..transports._abortable import Abort, abortable, abortable_session
+from ..transports._abortable import Abort, abortable
 from ..transports.http import origin_of
+from ._reach import FETCH_FAILED, Reach, guarded_session, reach_for, reaching
 
 if TYPE_CHECKING:
     import requests
@@ -36,6 +50,15 @@ MAX_DOCUMENT = 256 * 1024
 MAX_REDIRECTS = 3
 
 
+log = logging.getLogger("mcp_input_sync.oauth")
+
+
+def fetch_refused(check: str, why: str) -> OAuthRefused:
+    """The one refusal of a failed exchange: the check names what failed, the DEBUG log says how, the message is always the same."""
+    log.debug("oauth: an exchange failed (%s): %s", check, why)
+    return OAuthRefused(check, FETCH_FAILED)
+
+
 def _absolute(base: str, location: str) -> str:
     """A redirect's target as an absolute http(s) URL; a refusal for one that is not (a bad port, say)."""
     try:
@@ -43,19 +66,47 @@ def _absolute(base: str, location: str) -> str:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - raises ValueError for a port out of range
     except ValueError:
-        raise OAuthRefused("redirect", "An authorization exchange was redirected to an unusable address.") from None
+        raise fetch_refused("redirect", "a redirect to an unusable address") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise OAuthRefused("redirect", "An authorization exchange was redirected to an unusable address.")
+        raise fetch_refused("redirect", "a redirect to an unusable address")
     return url
 
 
 def new_session() -> "requests.Session":
-    """A ``requests.Session`` to share between many ``OAuth(session=...)``: its requests can be cut off at ``timeout``.
+    """A ``requests.Session`` to share between many ``OAuth(session=...)``.
 
-    A session of your own works too, but an exchange on it is bounded by
-    ``requests``' per-read timeout only, not as a whole.
+    Its requests can be cut off at ``timeout``, and its connections are
+    checked against the addresses the flow may reach (docs/oauth.md). A
+    session of your own works too, but an exchange on it is bounded by
+    ``requests``' per-read timeout only, and its addresses are checked
+    before each request only.
     """
-    return abortable_session()
+    session: "requests.Session" = guarded_session()
+    return session
+
+
+class _QuietQuery(logging.Filter):
+    """Cut the query off the URLs ``urllib3`` logs at DEBUG while a thread fetches an authorization URL (its ``state``)."""
+
+    local = threading.local()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if getattr(self.local, "quiet", False) and isinstance(record.args, tuple):
+            record.args = tuple(arg.split("?", 1)[0] + "?..." if isinstance(arg, str) and "?" in arg else arg for arg in record.args)
+        return True
+
+
+_QUIET = _QuietQuery()
+logging.getLogger("urllib3.connectionpool").addFilter(_QUIET)
+
+
+@contextlib.contextmanager
+def _quiet_query() -> Iterator[None]:
+    _QuietQuery.local.quiet = True
+    try:
+        yield
+    finally:
+        _QuietQuery.local.quiet = False
 
 
 class Answer:
@@ -73,14 +124,31 @@ class Answer:
 
 
 class Fetcher:
-    """The one door of the authorization flow to HTTP (see the module docstring)."""
+    """The one door of the authorization flow to HTTP (see the module docstring).
 
-    def __init__(self, *, verify: Union[bool, str] = True, timeout: float = 30.0, session: Optional["requests.Session"] = None) -> None:
+    ``private_networks`` lifts the address and http rules of :mod:`._reach`
+    for the fetchers :meth:`toward` makes (``OAuth(private_networks=True)``).
+    """
+
+    def __init__(
+        self, *, verify: Union[bool, str] = True, timeout: float = 30.0, session: Optional["requests.Session"] = None,
+        private_networks: bool = False,
+    ) -> None:
         self.timeout = float(timeout)
         self._owned = session is None
         #: The connection pool (to share with another fetcher; it stays this one's to close).
-        self.session = session if session is not None else abortable_session()
+        self.session = session if session is not None else new_session()
         self._verify: Any = None if verify is True else verify
+        self.private_networks = private_networks
+        #: What this fetcher may reach (None: anything; the MCP server's own URL is probed so).
+        self.reach: Optional[Reach] = None
+
+    def toward(self, server_url: str) -> "Fetcher":
+        """A fetcher on the same connections that reaches only what the authorization flow of ``server_url`` may."""
+        bound = copy.copy(self)
+        bound._owned = False
+        bound.reach = reach_for(server_url, private_networks=self.private_networks)
+        return bound
 
     def close(self) -> None:
         """Close the pooled connections (of a session this fetcher made; a given one is its owner's to close)."""
@@ -107,26 +175,29 @@ class Fetcher:
         handle = Abort()
         timer = self._timer(handle)
         try:
-            with abortable(handle):
+            self._check(url)
+            with abortable(handle), reaching(self.reach):
                 response = self.session.post(url, data=data, headers=headers, allow_redirects=False, timeout=self._timeouts(), stream=True, verify=self._verify)
             response.close()
             return Answer(response.status_code, dict(response.headers), None)
-        except requests.RequestException:
-            raise self._failure(handle) from None
+        except requests.RequestException as exc:
+            raise self._failure(handle, exc) from None
         finally:
             timer.cancel()
 
     def redirect_location(self, url: str) -> Optional[str]:
         """GET ``url`` without following a redirect; the absolute ``Location`` of a 3xx answer, else None.
 
-        This is how a headless consent reads the authorization response.
+        This is how a headless consent reads the authorization response. The
+        URL's query (``state``, the PKCE challenge) stays out of ``urllib3``'s log.
         """
         import requests
 
         handle = Abort()
         timer = self._timer(handle)
         try:
-            with abortable(handle):
+            self._check(url)
+            with abortable(handle), reaching(self.reach), _quiet_query():
                 response = self.session.get(url, allow_redirects=False, timeout=self._timeouts(), stream=True, verify=self._verify)
             try:
                 location = response.headers.get("Location")
@@ -135,12 +206,16 @@ class Fetcher:
                 return None
             finally:
                 response.close()
-        except requests.RequestException:
-            raise self._failure(handle) from None
+        except requests.RequestException as exc:
+            raise self._failure(handle, exc) from None
         finally:
             timer.cancel()
 
     # ------------------------------------------------------------------ inside
+
+    def _check(self, url: str) -> None:
+        if self.reach is not None:
+            self.reach.check_url(url)
 
     def _timeouts(self) -> tuple[float, float]:
         return (min(10.0, self.timeout), self.timeout)
@@ -152,10 +227,10 @@ class Fetcher:
         timer.start()
         return timer
 
-    def _failure(self, handle: Abort) -> OAuthRefused:
+    def _failure(self, handle: Abort, exc: BaseException) -> OAuthRefused:
         if handle.fired:
-            return OAuthRefused("network", f"The authorization exchange took longer than {self.timeout:g} seconds.")
-        return OAuthRefused("network", "The authorization exchange failed on the network.")
+            return fetch_refused("network", f"cut off after {self.timeout:g} seconds")
+        return fetch_refused("network", type(exc).__name__)
 
     def exchange(self, verb: str, url: str, *, headers: dict[str, str], data: Optional[bytes] = None) -> Answer:
         """One request, redirects within the origin followed, the body read within the bounds."""
@@ -165,8 +240,9 @@ class Fetcher:
         timer = self._timer(handle)
         origin = origin_of(url)
         try:
-            with abortable(handle):
+            with abortable(handle), reaching(self.reach):
                 for _ in range(MAX_REDIRECTS + 1):
+                    self._check(url)
                     response = self.session.request(
                         verb, url, headers=headers, data=data, allow_redirects=False, timeout=self._timeouts(), stream=True, verify=self._verify
                     )
@@ -175,16 +251,16 @@ class Fetcher:
                         if response.status_code in (301, 302, 303, 307, 308) and location:
                             url = _absolute(url, location)
                             if origin_of(url) != origin:
-                                raise OAuthRefused("redirect", "An authorization exchange was redirected to another origin.")
+                                raise fetch_refused("redirect", "a redirect to another origin")
                             if response.status_code in (301, 302, 303):
                                 verb, data = "GET", None
                             continue
                         return Answer(response.status_code, dict(response.headers), self._document(response))
                     finally:
                         response.close()
-                raise OAuthRefused("redirect", "An authorization exchange was redirected too many times.")
-        except requests.RequestException:
-            raise self._failure(handle) from None
+                raise fetch_refused("redirect", "too many redirects")
+        except requests.RequestException as exc:
+            raise self._failure(handle, exc) from None
         finally:
             timer.cancel()
 
@@ -192,13 +268,13 @@ class Fetcher:
     def _document(response: "requests.Response") -> Any:
         declared = response.headers.get("Content-Length", "")
         if declared.isdigit() and int(declared) > MAX_DOCUMENT:
-            raise OAuthRefused("size", "An authorization document is too large.")
+            raise fetch_refused("size", "a document over the size bound")
         parts: list[bytes] = []
         size = 0
         for chunk in response.iter_content(chunk_size=65536):
             size += len(chunk)
             if size > MAX_DOCUMENT:
-                raise OAuthRefused("size", "An authorization document is too large.")
+                raise fetch_refused("size", "a document over the size bound")
             parts.append(chunk)
         body = b"".join(parts)
         kind = response.headers.get("Content-Type", "").split(";")[0].strip().lower()
@@ -209,4 +285,4 @@ class Fetcher:
         except (ValueError, RecursionError):
             if response.status_code >= 400:
                 return None
-            raise OAuthRefused("json", "An authorization document is not valid JSON.") from None
+            raise fetch_refused("json", "a document that is not JSON") from None

@@ -40,7 +40,7 @@ from .._protocol.oauth_flow import (
     select_scopes,
 )
 from .._protocol.record import Record
-from ._fetch import Fetcher
+from ._fetch import Fetcher, fetch_refused
 
 __all__ = ["Client", "Discovery", "Settings", "TokenRefused", "discover", "exchange_code", "refresh", "register", "start_authorization"]
 
@@ -98,15 +98,16 @@ def _document(fetcher: Fetcher, url: str) -> Any:
 
     A 5xx, or a 200 that is not a JSON object, is a refusal: a server that
     is down is not a server without metadata (that would send the user to
-    the 2025-03-26 defaults).
+    the 2025-03-26 defaults). Its message is the one of every failed
+    exchange: it does not say which status came back.
     """
     answer = fetcher.get_json(url)
     if 400 <= answer.status < 500:
         return None
     if answer.status != 200:
-        raise OAuthRefused("metadata", f"A metadata document could not be fetched (HTTP {answer.status}).")
+        raise fetch_refused("metadata", f"a metadata URL answered HTTP {answer.status}")
     if not isinstance(answer.document, dict):
-        raise OAuthRefused("metadata", "A metadata document is not a JSON object.")
+        raise fetch_refused("metadata", "a metadata document that is not a JSON object")
     return answer.document
 
 
@@ -137,7 +138,7 @@ def discover(fetcher: Fetcher, server_url: str, challenge: Optional[BearerChalle
             prm = check_prm(document, server_url)
             break
     if prm is None and named is not None:
-        raise OAuthRefused("metadata", "The protected resource metadata the server names is not there.")
+        raise fetch_refused("metadata", "the resource_metadata URL the server names answered 4xx")
     if prm is not None:
         issuer = prm.authorization_servers[0]
         metadata = fetch_metadata(fetcher, issuer)
@@ -326,9 +327,10 @@ def _token_call(fetcher: Fetcher, request: Any, now: float, previous: Optional[T
         error = document.get("error") if isinstance(document, dict) else None
         if isinstance(error, str) and _ERROR_CODE.fullmatch(error):
             raise TokenRefused(f"The token endpoint refused: {error}.", error)
+        refusal = fetch_refused("network" if answer.status >= 500 else "token", f"the token endpoint answered HTTP {answer.status}")
         if answer.status >= 500:
-            raise OAuthRefused("network", f"The token endpoint answered HTTP {answer.status}.")
-        raise TokenRefused(f"The token endpoint answered HTTP {answer.status}.", None)
+            raise refusal
+        raise TokenRefused(refusal.message, None)
     return parse_token_response(document, now, previous)
 
 

@@ -125,6 +125,11 @@ class OAuth:
         lock_timeout: how long a thread waits for another's login or refresh.
         session: a ``requests.Session`` for the authorization exchanges (proxies,
             adapters; shared by many ``OAuth``); it stays open when this closes.
+        private_networks: let the flow reach private, link-local and loopback
+            addresses, and plain http to loopback, whatever the MCP server's
+            own address (development; an authorization server on a private
+            network behind a public MCP server). Off, a URL found during
+            discovery may lead to no address more local than the server's.
     """
 
     def __init__(
@@ -144,6 +149,7 @@ class OAuth:
         refresh_margin: float = 60.0,
         lock_timeout: float = 600.0,
         session: Optional["requests.Session"] = None,
+        private_networks: bool = False,
     ) -> None:
         if client_secret is not None and client_id is None:
             raise ValueError("client_secret needs client_id")
@@ -157,7 +163,7 @@ class OAuth:
         self.store: TokenStore = store if store is not None else MemoryStore()
         self.account = account
         self.settings = flow.Settings(client_name, client_id, client_secret, client_issuer, client_metadata_url, chosen)
-        self.fetcher = Fetcher(verify=verify, timeout=timeout, session=session)
+        self.fetcher = Fetcher(verify=verify, timeout=timeout, session=session, private_networks=private_networks)
         self.refresh_margin = float(refresh_margin)
         self.lock_timeout = float(lock_timeout)
         self._entries: dict[str, _Entry] = {}
@@ -166,6 +172,7 @@ class OAuth:
             "consent": consent, "store": self.store, "account": account, "client_name": client_name, "client_id": client_id,
             "client_secret": client_secret, "client_issuer": client_issuer, "client_metadata_url": client_metadata_url,
             "scopes": scopes, "verify": verify, "timeout": timeout, "refresh_margin": refresh_margin, "lock_timeout": lock_timeout,
+            "private_networks": private_networks,
         }
 
     def configured(self, **changes: Any) -> "OAuth":
@@ -283,7 +290,7 @@ class OAuth:
         try:
             with _guarded():
                 challenge = self._probe(server_url)
-                discovery, client = self._prepare(server_url, challenge, redirect_uri, application_type)
+                discovery, client = self._prepare(self.fetcher.toward(server_url), server_url, challenge, redirect_uri, application_type)
                 request = flow.start_authorization(discovery, client, redirect_uri, self.settings, challenge.scope if challenge else None)
         except OAuthRefused as exc:
             raise auth_error(exc) from None
@@ -308,7 +315,7 @@ class OAuth:
                 server_url = pending["server"]
                 metadata, client = self._pending_parts(request.issuer, pending)
                 query = redirect.partition("?")[2] if "://" in redirect else redirect
-                tokens = self._exchange(metadata, client, request, query)
+                tokens = self._exchange(self.fetcher.toward(server_url), metadata, client, request, query)
                 with self.store.lock(self._key(server_url), self.lock_timeout):
                     discovery = flow.Discovery(request.resource, metadata, None, pending.get("legacy") is True)
                     self._save(server_url, discovery, client, tokens, request.scopes)
@@ -453,7 +460,7 @@ class OAuth:
         if client is None or client.issuer != metadata.issuer or not isinstance(resource, str):
             raise OAuthRefused("store", "The stored login cannot be refreshed.")
         try:
-            fresh = flow.refresh(self.fetcher, metadata, client, tokens, resource, _clock())
+            fresh = flow.refresh(self.fetcher.toward(server_url), metadata, client, tokens, resource, _clock())
         except flow.TokenRefused as exc:
             self._forget_if_unknown(exc, client)
             raise
@@ -475,20 +482,20 @@ class OAuth:
             self._login(server_url, challenge, scopes=step_up_scopes(held, challenged))
 
     def _prepare(
-        self, server_url: str, challenge: Optional[BearerChallenge], redirect_uri: str, application_type: str
+        self, fetcher: Fetcher, server_url: str, challenge: Optional[BearerChallenge], redirect_uri: str, application_type: str
     ) -> tuple[flow.Discovery, flow.Client]:
-        discovery = flow.discover(self.fetcher, server_url, challenge)
+        discovery = flow.discover(fetcher, server_url, challenge)
         metadata = discovery.metadata
         # the registration this app made at the issuer (for any server or user), kept with the issuer;
         # the copy in a server's record serves its refreshes only
         known = flow.Client.from_dict(self._issuer_record(metadata.issuer).get(application_type))
-        client = flow.register(self.fetcher, self.settings, metadata, redirect_uri, application_type, known)
+        client = flow.register(fetcher, self.settings, metadata, redirect_uri, application_type, known)
         self._keep_issuer(metadata, application_type, client if client.source == "dynamic" else None)
         return discovery, client
 
-    def _exchange(self, metadata: Any, client: flow.Client, request: AuthorizationRequest, query: str) -> Tokens:
+    def _exchange(self, fetcher: Fetcher, metadata: Any, client: flow.Client, request: AuthorizationRequest, query: str) -> Tokens:
         try:
-            return flow.exchange_code(self.fetcher, metadata, client, request, query, _clock())
+            return flow.exchange_code(fetcher, metadata, client, request, query, _clock())
         except flow.TokenRefused as exc:
             self._forget_if_unknown(exc, client)
             raise
@@ -504,14 +511,15 @@ class OAuth:
         consent = self.consent
         if consent is None:
             raise OAuthRefused("login", "The server needs a login and this client has no way to ask for one (OAuth(consent=None)).")
+        fetcher = self.fetcher.toward(server_url)
         round_ = consent.start()
         try:
-            discovery, client = self._prepare(server_url, challenge, round_.redirect_uri, consent.application_type)
+            discovery, client = self._prepare(fetcher, server_url, challenge, round_.redirect_uri, consent.application_type)
             request = flow.start_authorization(
                 discovery, client, round_.redirect_uri, self.settings, challenge.scope if challenge else None, scopes
             )
-            query = round_.wait(request.url, self.fetcher)
-            tokens = self._exchange(discovery.metadata, client, request, query)
+            query = round_.wait(request.url, fetcher)
+            tokens = self._exchange(fetcher, discovery.metadata, client, request, query)
         finally:
             round_.close()
         self._save(server_url, discovery, client, tokens, request.scopes)

@@ -123,7 +123,8 @@ def default_folder() -> Path:
 class FileStore:
     """One JSON file per key (a server and account, or an issuer's registration) in ``folder``, readable by the user alone.
 
-    The folder is made with mode 0700 and each file is written with mode
+    The folder is made with mode 0700 (a folder that is already there is
+    set to 0700 before the first write) and each file is written with mode
     0600 through a temporary file renamed over the old one, so a reader
     never sees half a record. File names are a hash of the key (a server's
     URL does not appear in the folder's listing). The lock is an advisory
@@ -147,6 +148,8 @@ class FileStore:
 
     def _ensure_folder(self) -> None:
         self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if os.name == "posix" and self.folder.stat().st_mode & 0o077:
+            os.chmod(self.folder, 0o700)  # a folder that was there already, open to others: closed before a record goes in
 
     def load(self, key: str) -> Optional[dict[str, Any]]:
         try:

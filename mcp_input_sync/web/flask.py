@@ -51,8 +51,9 @@ from werkzeug.wrappers import Response as BaseResponse
 
 from ..errors import ClientError
 from .deferred import Store
+from . import forms
 from .forms import answer_submission, call_json, render_call, render_list, render_notice, render_page, submitted_values
-from .logins import SESSION_KEY, Logins, safe_next
+from .logins import SESSION_KEY, Logins, login_page, safe_next
 from .pending import InputNotFound
 
 __all__ = ["CSRF_FIELD", "blueprint", "csrf_field", "login_blueprint"]
@@ -139,11 +140,7 @@ def blueprint(
     @bp.get("/pending.json")
     def pending_json() -> Response:
         user = current_user()
-        items = [
-            {"id": p.id, "kind": p.kind, "message": p.message, "server_id": p.server_id, "created": p.created, "url": url_for(".show", input_id=p.id)}
-            for p in broker.pending(user)
-        ]
-        response = jsonify(items)
+        response = jsonify(forms.pending_json([(p, url_for(".show", input_id=p.id)) for p in broker.pending(user)]))
         response.headers.update(_HEADERS)
         return response
 
@@ -207,8 +204,10 @@ def login_blueprint(
 
     Routes (relative to the blueprint's prefix; ``<server>`` is a name of ``logins.servers``):
 
-    - ``GET /<server>/login?next=/page``: start the login and redirect to the
-      authorization server; the login in progress is kept in the session;
+    - ``GET /<server>/login?next=/page``: a page with a "Log in" button;
+    - ``POST /<server>/login``: (CSRF token as in :func:`blueprint`) start the
+      login and redirect to the authorization server; the login in progress
+      is kept in the store, its ticket and ``state`` in the session;
     - ``GET /callback``: where the authorization server sends the user back
       (register this URL's absolute form, as ``url_for(name + ".callback",
       _external=True)`` gives it); on success 303 to ``next`` (a path on
@@ -234,11 +233,18 @@ def login_blueprint(
         response.headers.update(_HEADERS)
         return response
 
-    @bp.get("/<server>/login")
+    @bp.route("/<server>/login", methods=["GET", "POST"])
     def login(server: str) -> BaseResponse:
         user = current_user()
+        known(server)
+        next_url = safe_next(request.values.get("next"))
+        if request.method == "GET":  # a page with a button: a GET from another site starts nothing
+            hidden = {"csrf_token": csrf_token()} if csrf_token is not None else {CSRF_FIELD: _session_token()}
+            return _html(login_page(server, url_for(".login", server=server), hidden, next_url))
+        if csrf_token is None:
+            _check_session_token()
         try:
-            target, record = logins.start(user, known(server), url_for(".callback", _external=True), request.args.get("next"))
+            target, record = logins.start(user, server, url_for(".callback", _external=True), next_url)
         except ClientError as exc:
             return _html(render_notice("The login could not start", exc.message), 502)
         session[SESSION_KEY] = record

@@ -2,8 +2,10 @@
 
 Everything the server sent (messages, titles, descriptions, enum labels,
 defaults, URLs) is cleaned with :func:`mcp_input_sync.reflect.text` (no
-control, bidi or zero-width characters) and escaped with
-:func:`html.escape` before it is written into the page.
+control, format, bidi, zero-width or other invisible characters) and escaped
+with :func:`html.escape` before it is written into the page; the JSON
+endpoints (:func:`pending_json`, :func:`call_json`) carry the same cleaned
+text.
 
 Form fields (``requestedSchema`` properties) become:
 
@@ -43,6 +45,8 @@ __all__ = [
     "FIELD_PREFIX",
     "FormData",
     "answer_submission",
+    "call_json",
+    "pending_json",
     "parse_submission",
     "render_body",
     "render_buttons",
@@ -86,8 +90,15 @@ def _first(data: Any, key: str) -> Optional[str]:
 
 
 def esc(value: Any, limit: int = TEXT_LIMIT) -> str:
-    """Server text, cleaned and escaped for HTML text and quoted attributes."""
-    return html.escape(reflect.text(value if isinstance(value, str) else str(value), limit), quote=True)
+    """Server text on one line, cleaned and escaped for HTML text and quoted attributes (a line break becomes a space)."""
+    kept = reflect.text(value if isinstance(value, str) else str(value), limit, lines=True)
+    return html.escape(kept.replace("\n", " ").replace("\t", " "), quote=True)
+
+
+def esc_lines(value: Any, limit: int = TEXT_LIMIT) -> str:
+    """Server text of several lines, cleaned (line feeds kept), escaped, each line break a ``<br>``."""
+    kept = reflect.text(value if isinstance(value, str) else str(value), limit, lines=True)
+    return html.escape(kept, quote=True).replace("\n", "<br>")
 
 
 # ---------------------------------------------------------------------------- one field
@@ -229,7 +240,7 @@ def _form_fields(pending: PendingInput, values: Optional[Mapping[str, Any]], err
 
 def _block_text(content: Any) -> str:
     return "<br>".join(
-        esc(block.text) if block.text is not None else f"<em>[{esc(block.type if block.type is not None else 'unknown', 64)}]</em>"
+        esc_lines(block.text) if block.text is not None else f"<em>[{esc(block.type if block.type is not None else 'unknown', 64)}]</em>"
         for block in formview.blocks(content)
     )
 
@@ -240,7 +251,7 @@ def render_body(pending: PendingInput, *, values: Optional[Mapping[str, Any]] = 
     top = f'<div class="mis-error" role="alert">{esc(errors[NON_FIELD], 512)}</div>' if errors.get(NON_FIELD) else ""
     server = f'<p class="mis-server">Asked by server <strong>{esc(pending.server_id, 256)}</strong></p>'
     if pending.kind == "form":
-        return f'{server}<p class="mis-message">{esc(pending.message)}</p>{top}{_form_fields(pending, values, errors)}'
+        return f'{server}<p class="mis-message">{esc_lines(pending.message)}</p>{top}{_form_fields(pending, values, errors)}'
     if pending.kind == "url":
         warnings = []
         if pending.idn:
@@ -249,7 +260,7 @@ def render_body(pending: PendingInput, *, values: Optional[Mapping[str, Any]] = 
             warnings.append('<p class="mis-warning">This link leads to a different site than the server that asks.</p>')
         url = esc(pending.url or "")
         return (
-            f'{server}<p class="mis-message">{esc(pending.message)}</p>{top}'
+            f'{server}<p class="mis-message">{esc_lines(pending.message)}</p>{top}'
             f'<p class="mis-url">Host: <strong>{esc(pending.host or "", 256)}</strong><br>'
             f'<a href="{url}" rel="noopener noreferrer nofollow" target="_blank">{url}</a></p>{"".join(warnings)}'
         )
@@ -260,15 +271,17 @@ def render_body(pending: PendingInput, *, values: Optional[Mapping[str, Any]] = 
     for message in messages:
         if isinstance(message, dict):
             rows.append(f'<dt>{esc(message.get("role", ""), 32)}</dt><dd>{_block_text(message.get("content"))}</dd>')
-    system = f'<p class="mis-system">System prompt: {esc(params["systemPrompt"])}</p>' if isinstance(params.get("systemPrompt"), str) else ""
+    system = f'<p class="mis-system">System prompt: {esc_lines(params["systemPrompt"])}</p>' if isinstance(params.get("systemPrompt"), str) else ""
     reply = values.get("text") if values is not None and isinstance(values.get("text"), str) else pending.draft or ""
+    # the reply keeps its lines (a browser sends them as CR LF); the line feed after the tag is the one HTML drops
+    shown = html.escape(reflect.text(reply if isinstance(reply, str) else "", 100_000, lines=True), quote=True)
     err = f'<div class="mis-error" role="alert">{esc(errors["text"], 512)}</div>' if errors.get("text") else ""
     limit = _num_attr(params.get("maxTokens"))
     return (
         f'{server}<p class="mis-message">The server asks to run a prompt through a model'
         f'{f" (at most {esc(limit)} tokens)" if limit else ""}.</p>{top}{system}<dl class="mis-messages">{"".join(rows)}</dl>'
         f'<div class="mis-field"><label for="mis-reply">Reply</label>'
-        f'<textarea id="mis-reply" name="text" rows="6">{esc(reply, 100_000)}</textarea>{err}</div>'
+        f'<textarea id="mis-reply" name="text" rows="6">\n{shown}</textarea>{err}</div>'
     )
 
 
@@ -365,15 +378,39 @@ def render_call(state: CallState, items: Sequence[tuple[PendingInput, str]]) -> 
     return _page("More information needed", f'<h1>More information needed</h1><ul class="mis-pending">{rows}</ul>')
 
 
+def pending_json(items: Sequence[tuple[PendingInput, str]]) -> list[JsonDict]:
+    """Pending inputs as JSON (``pending.json``): ``id``, ``kind``, ``message``, ``server_id``, ``created``, ``url``.
+
+    The server's text is cleaned as on the pages (:func:`mcp_input_sync.reflect.text`; the message keeps its line feeds and tabs).
+    """
+    return [
+        {
+            "id": p.id,
+            "kind": p.kind,
+            "message": reflect.text(p.message, TEXT_LIMIT, lines=True),
+            "server_id": reflect.text(p.server_id, 256),
+            "created": p.created,
+            "url": href,
+        }
+        for p, href in items
+    ]
+
+
 def call_json(state: CallState, items: Sequence[tuple[PendingInput, str]]) -> JsonDict:
-    """A deferred call as JSON: ``id``, ``status``, ``result``, ``error``, ``rounds`` and ``inputs`` (id, kind, message, url)."""
+    """A deferred call as JSON: ``id``, ``status``, ``result``, ``error``, ``rounds`` and ``inputs`` (id, kind, message, url).
+
+    The server's text is cleaned as on the pages, line feeds and tabs kept:
+    ``error`` and each ``message`` by :func:`mcp_input_sync.reflect.text`,
+    and every string of ``result`` by :func:`mcp_input_sync.reflect.tree`
+    (nothing cut).
+    """
     return {
         "id": state.id,
         "status": state.status,
-        "result": state.result,
-        "error": state.error,
+        "result": None if state.result is None else reflect.tree(state.result, lines=True),
+        "error": None if state.error is None else reflect.text(state.error, TEXT_LIMIT, lines=True),
         "rounds": state.rounds,
-        "inputs": [{"id": p.id, "kind": p.kind, "message": p.message, "url": href} for p, href in items],
+        "inputs": [{"id": p.id, "kind": p.kind, "message": reflect.text(p.message, TEXT_LIMIT, lines=True), "url": href} for p, href in items],
     }
 
 

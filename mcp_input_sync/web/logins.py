@@ -9,9 +9,13 @@ and keeps every user's tokens in one shared store, under the user's id::
     logins = Logins(FileStore("/var/lib/myapp/mcp-tokens"), {"notes": "https://notes.example/mcp"})
 
 The login views (:mod:`mcp_input_sync.web.flask` ``login_blueprint``, and
-``mcp_input_sync.web.django.login_urls``) call :meth:`Logins.start` to send
-the user to the authorization server, keeping what :meth:`~Logins.start`
-returns in the user's session, and :meth:`Logins.finish` in the callback.
+``mcp_input_sync.web.django.login_urls``) show a page with a "Log in"
+button on a GET (:func:`login_page`) and, on its POST (CSRF-checked), call
+:meth:`Logins.start` to send the user to the authorization server, keeping
+what :meth:`~Logins.start` returns in the user's session, and
+:meth:`Logins.finish` in the callback. The login in progress (its PKCE
+verifier) stays in the token store; the session holds a random ticket that
+names it, the login's ``state``, the server's name and ``next``.
 Elsewhere the app calls a server for a user with :meth:`Logins.connect`,
 which raises ``ClientError(kind="auth", check="login")`` when that user has
 not logged in there (send them to the login view).
@@ -20,6 +24,8 @@ not logged in there (send them to the login view).
 from __future__ import annotations
 
 import hmac
+import html
+import secrets
 from typing import Any, Mapping, Optional
 from urllib.parse import urlsplit
 
@@ -29,10 +35,34 @@ from ..client import Client, connect_http
 from ..errors import ClientError
 from ..oauth import OAuth, TokenStore, new_session
 
-__all__ = ["Logins", "safe_next"]
+__all__ = ["Logins", "login_page", "safe_next"]
 
 #: The session key the login views keep a login in progress under.
 SESSION_KEY = "mcp_input_sync_login"
+
+
+def pending_key(user: str, name: str) -> str:
+    """The store key of ``user``'s login in progress to server ``name`` (one at a time per user and server)."""
+    return f"pending-login\n{user}\n{name}"
+
+
+def login_page(name: str, action: str, hidden: Mapping[str, str], next_url: str) -> str:
+    """The page a GET of a login view shows: a button that POSTs (with the CSRF fields in ``hidden``) to start the login.
+
+    A login starts on a POST only, so a page of another site cannot start
+    (and so cancel or replace) a user's login.
+    """
+    fields = "".join(
+        f'<input type="hidden" name="{html.escape(key, quote=True)}" value="{html.escape(value, quote=True)}">'
+        for key, value in {**hidden, "next": next_url}.items()
+    )
+    title = f"Log in to {html.escape(name)}"
+    return (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title></head><body><h1>{title}</h1>"
+        f"<p>This app calls the server {html.escape(name)} for you. Its authorization server asks you to log in and to allow it.</p>"
+        f'<form method="post" action="{html.escape(action, quote=True)}">{fields}<button type="submit">Log in</button></form>'
+        "</body></html>"
+    )
 
 
 def safe_next(value: object, default: str = "/") -> str:
@@ -92,8 +122,7 @@ class Logins:
         The callback views take the login out of the session only then, so a
         stray or forged request to the callback does not cancel a login in progress.
         """
-        request = record.get("pending", {}).get("request") if isinstance(record, Mapping) else None
-        expected = request.get("state") if isinstance(request, Mapping) else None
+        expected = record.get("state") if isinstance(record, Mapping) else None
         query = redirect_url.partition("?")[2] if "://" in redirect_url else redirect_url
         try:
             sent = parse_redirect_query(query).get("state")
@@ -108,26 +137,48 @@ class Logins:
     def start(self, user: str, name: str, callback_url: str, next_url: Optional[str] = None) -> tuple[str, dict[str, Any]]:
         """Begin ``user``'s login to server ``name``: the URL to redirect to, and the record for the session.
 
+        The login in progress, with its PKCE verifier, is kept in the store
+        (one per user and server: a new start replaces an older one); the
+        record for the session names it with a random ticket and holds its
+        ``state``, the server's name and ``next``, nothing secret.
+
         Raises:
             KeyError: an unknown server name.
             ClientError: ``kind="auth"``: discovery or registration failed.
         """
         url = self.url(name)
         pending = self.oauth(user).begin(url, self.callback_url or callback_url, application_type="web")
-        record = {"user": str(user), "server": name, "next": safe_next(next_url), "pending": pending}
+        ticket = secrets.token_urlsafe(32)
+        self.store.save(pending_key(str(user), name), {"ticket": ticket, "pending": pending})
+        state = pending["request"]["state"]
+        record = {"user": str(user), "server": name, "next": safe_next(next_url), "ticket": ticket, "state": state}
         return str(pending["url"]), record
 
     def finish(self, user: str, record: Any, redirect_url: str) -> str:
         """Finish the login ``record`` (from the session) with the URL the user came back on; the page to go to next.
+
+        The login kept in the store is used once: it is forgotten when the
+        redirect carries its ``state`` (whatever comes of it), and kept
+        otherwise, so a forged callback cancels nothing.
 
         Raises:
             ClientError: ``kind="auth"``: no login in progress for this user
                 (``check="pending"``), or the response failed a check, or the
                 user or the authorization server refused.
         """
+        nothing = ClientError("auth", "No login to an MCP server is in progress for this user.", check="pending")
         if not isinstance(record, Mapping) or record.get("user") != str(user) or record.get("server") not in self.servers:
-            raise ClientError("auth", "No login to an MCP server is in progress for this user.", check="pending")
-        self.oauth(user).finish(record.get("pending") or {}, redirect_url)
+            raise nothing
+        ticket = record.get("ticket")
+        key = pending_key(str(user), str(record["server"]))
+        kept = self.store.load(key)
+        if not isinstance(ticket, str) or not isinstance(kept, dict) or not isinstance(kept.get("ticket"), str):
+            raise nothing
+        if not hmac.compare_digest(kept["ticket"].encode(), ticket.encode()):
+            raise nothing
+        if self.answers(record, redirect_url):
+            self.store.delete(key)
+        self.oauth(user).finish(kept.get("pending") or {}, redirect_url)
         return safe_next(record.get("next"))
 
     def logout(self, user: str, name: str) -> bool:

@@ -8,7 +8,8 @@ Settings:
   ``str(request.user.pk)`` of an authenticated user.
 
 Routes (``mcp_input_sync.web.django.login_urls``, namespace ``mcp_login``):
-``login`` (``"<server>/login/"``, GET, ``?next=/page``), ``callback``
+``login`` (``"<server>/login/"``: GET ``?next=/page`` shows a page with a
+"Log in" button, whose POST, with Django's CSRF token, starts the login), ``callback``
 (``"callback/"``, GET: the library registers its absolute URL with each
 authorization server itself), ``logout`` (``"<server>/logout/"``, POST with Django's CSRF
 token, then 303 to ``next``), ``status`` (``"status.json"``). No user: 403;
@@ -26,11 +27,12 @@ from django.http import (  # type: ignore[import-untyped, import-not-found, unus
     HttpResponseRedirect,
     JsonResponse,
 )
+from django.middleware.csrf import get_token  # type: ignore[import-untyped, import-not-found, unused-ignore]
 from django.urls import reverse  # type: ignore[import-untyped, import-not-found, unused-ignore]
 from django.views.decorators.csrf import csrf_protect  # type: ignore[import-untyped, import-not-found, unused-ignore]
 
 from ...errors import ClientError
-from ..logins import SESSION_KEY, Logins, safe_next
+from ..logins import SESSION_KEY, Logins, login_page, safe_next
 from ..forms import render_notice
 from .views import _headers, _html, get_user, setting_object
 
@@ -67,20 +69,28 @@ def _known(logins: Logins, server: str) -> str:
     return server
 
 
-def login(request: Any, server: str) -> Any:
-    """GET: start the user's login to ``server`` and redirect to its authorization server."""
-    user = _user(request, ("GET", "HEAD"))
+def _login(request: Any, server: str) -> Any:
+    user = _user(request, ("GET", "HEAD", "POST"))
     if not isinstance(user, str):
         return user
     logins = get_logins()
     _known(logins, server)
+    next_url = safe_next(request.POST.get("next") or request.GET.get("next"))
+    if request.method != "POST":  # a page with a button: a GET from another site starts nothing
+        hidden = {"csrfmiddlewaretoken": get_token(request)}
+        return _html(login_page(server, reverse("mcp_login:login", args=[server]), hidden, next_url))
     callback_url = request.build_absolute_uri(reverse("mcp_login:callback"))
     try:
-        target, record = logins.start(user, server, callback_url, request.GET.get("next"))
+        target, record = logins.start(user, server, callback_url, next_url)
     except ClientError as exc:
         return _failed("The login could not start", exc.message, 502)
     request.session[SESSION_KEY] = record
     return _see_other(target)
+
+
+#: GET: a page with a "Log in" button; POST (Django's CSRF check first): start the user's login to
+#: ``server`` and redirect to its authorization server.
+login: Callable[..., Any] = csrf_protect(_login)
 
 
 def callback(request: Any) -> Any:

@@ -30,6 +30,7 @@ from django.utils.module_loading import import_string  # type: ignore[import-unt
 from django.views.decorators.csrf import csrf_protect  # type: ignore[import-untyped, import-not-found, unused-ignore]
 
 from ..deferred import Store
+from .. import forms
 from ..forms import answer_submission, call_json, render_call, render_list, render_page, submitted_values
 from ..pending import InputNotFound
 
@@ -101,17 +102,14 @@ def index(request: Any) -> Any:
 
 
 def pending_json(request: Any) -> Any:
-    """GET: the user's pending inputs as JSON (id, kind, message, server_id, created, url)."""
+    """GET: the user's pending inputs as JSON (id, kind, message, server_id, created, url), the server's text cleaned as on the pages."""
     if request.method not in ("GET", "HEAD"):
         return HttpResponseNotAllowed(["GET", "HEAD"])
     user = get_user(request)
     if user is None:
         return HttpResponseForbidden()
-    items = [
-        {"id": p.id, "kind": p.kind, "message": p.message, "server_id": p.server_id, "created": p.created, "url": reverse("mcp_input:show", args=[p.id])}
-        for p in get_broker().pending(user)
-    ]
-    return _headers(JsonResponse(items, safe=False))
+    items = [(p, reverse("mcp_input:show", args=[p.id])) for p in get_broker().pending(user)]
+    return _headers(JsonResponse(forms.pending_json(items), safe=False))
 
 
 def _show(request: Any, input_id: str) -> Any:

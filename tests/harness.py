@@ -18,7 +18,7 @@ import sys
 import threading
 import weakref
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import mcp_input_sync as mis
 from mcp_input_sync.testing import ClientRefused, FakeServer, ToolCall, ToolError, ToolResult
@@ -286,3 +286,13 @@ def tool_text(result: JsonDict) -> str:
 def tool_json(result: JsonDict) -> Any:
     assert not result.get("isError"), result
     return json.loads(tool_text(result))
+
+
+def wait_until(predicate: Callable[[], bool], seconds: float = 30.0) -> bool:
+    """Poll ``predicate`` (bounded, 10 ms steps); its last value."""
+    pause = threading.Event()
+    for _ in range(int(seconds / 0.01)):
+        if predicate():
+            return True
+        pause.wait(0.01)
+    return predicate()

@@ -28,7 +28,7 @@ import pytest
 
 import mcp_input_sync as mis
 
-from .harness import PEERS_DIR, tool_text
+from .harness import PEERS_DIR, tool_text, wait_until
 
 JsonDict = dict[str, Any]
 FAULT = [sys.executable, str(PEERS_DIR / "fault_server.py")]
@@ -50,16 +50,6 @@ def figure(name: str, value: Any) -> None:
 
 def library_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name.startswith("mcp-input-sync-") and t.is_alive()]
-
-
-def wait_until(predicate: Callable[[], bool], seconds: float = WAIT) -> bool:
-    """Poll ``predicate`` (bounded, 10 ms steps)."""
-    pause = threading.Event()
-    for _ in range(int(seconds / 0.01)):
-        if predicate():
-            return True
-        pause.wait(0.01)
-    return predicate()
 
 
 class Box:

@@ -28,7 +28,7 @@ import mcp_input_sync as mis
 from mcp_input_sync.transports import StdioTransport
 from mcp_input_sync.transports.stdio import STDERR_LINE_BYTES, STDERR_TAIL_CHARS, STDERR_TAIL_LINE_CHARS, STDERR_TAIL_LINES
 
-from .harness import tool_text
+from .harness import tool_text, wait_until
 from .tiny_http import Reply, Seen, TinyServer, rpc
 
 JsonDict = dict[str, Any]
@@ -116,16 +116,6 @@ def open_stdio(script: Path, *args: str, **options: Any) -> tuple[mis.Client, St
     client = mis.Client(transport, **options)
     client.open()
     return client, transport
-
-
-def wait_until(predicate: Callable[[], bool], seconds: float = WAIT) -> bool:
-    """Poll ``predicate`` (bounded, 10 ms steps)."""
-    pause = threading.Event()
-    for _ in range(int(seconds / 0.01)):
-        if predicate():
-            return True
-        pause.wait(0.01)
-    return predicate()
 
 
 # ---------------------------------------------------------------------------- stderr

@@ -27,11 +27,13 @@ from .handler import InputContext, InputHandler
 if _typing.TYPE_CHECKING:
     from .config import ConfigError, HttpServer, ServerConfig, SseServer, StdioServer, load_config
     from .group import GroupError, ServerGroup, connect, connect_all
+    from .pool import ClientPool
 
 #: Names loaded on first use, so that importing the package stays as cheap as it was.
 _LAZY = {
     "ConfigError": "config", "HttpServer": "config", "ServerConfig": "config", "SseServer": "config", "StdioServer": "config",
     "load_config": "config", "GroupError": "group", "ServerGroup": "group", "connect": "group", "connect_all": "group",
+    "ClientPool": "pool",
 }
 
 
@@ -48,6 +50,7 @@ def __getattr__(name: str) -> _typing.Any:
 __all__ = [
     "Client",
     "ClientError",
+    "ClientPool",
     "ClientState",
     "ConfigError",
     "GroupError",

@@ -3,9 +3,13 @@
 ::
 
     mcp-input-sync demo [--yes]
-    mcp-input-sync call [--answers FILE] [--protocol P] [--yes] [--json] [--timeout S] [--root PATH]...
-                        TOOL [JSON-ARGS] (--url URL | --config FILE [--server NAME] | -- COMMAND [ARG...])
-    mcp-input-sync tools|resources|prompts [--protocol P] [--json] (--url URL | --config FILE [--server NAME] | -- COMMAND [ARG...])
+    mcp-input-sync call [--answers FILE | --yes] [--json] [--root PATH]... TOOL [JSON-ARGS] [KEY=VALUE...] SERVER
+    mcp-input-sync read [--answers FILE | --yes] [--json] URI SERVER
+    mcp-input-sync prompt [--answers FILE | --yes] [--json] NAME [JSON-ARGS] [KEY=VALUE...] SERVER
+    mcp-input-sync tools|resources|prompts [--json] SERVER
+
+SERVER is --url URL [--header "Name: value"]..., --config FILE [--server NAME], or -- COMMAND [ARG...]; every
+command that reaches a server also takes --protocol P, --timeout S, --max-message-bytes N and --verbose.
 
 Without a server, the first of ./.mcp.json and ./mcp.json is the configuration file: what it would
 run or reach is shown first, and confirmed in a terminal (``--trust-config`` skips the question).
@@ -35,6 +39,7 @@ _TARGET_HELP = (
     "the server: --url URL (Streamable HTTP), --config FILE with --server NAME (a configuration file's server), "
     "or -- COMMAND [ARG...] (stdio) at the end; with none, ./.mcp.json or ./mcp.json"
 )
+_ARGS_HELP = "the arguments: a JSON object, KEY=VALUE pairs (typed by the tool's input schema), or both (the object first)"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -44,24 +49,29 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _build_parser() -> _Parser:
+    from ._version import __version__
+
     parser = _Parser(
         prog="mcp-input-sync",
         description="A synchronous MCP client that answers servers' input requests in the terminal.",
         epilog="exit codes: 0 ok, 1 tool error, 2 usage, 3 input refused or incomplete, 4 connection or protocol error",
     )
+    parser.add_argument("--version", action="version", version=f"mcp-input-sync {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     demo = sub.add_parser("demo", help="walk through every kind of server request with the embedded demo server")
     demo.add_argument("--yes", "-y", action="store_true", help="accept the defaults without asking")
 
     call = sub.add_parser("call", help="call a tool, answering the server's input in the terminal", epilog=_TARGET_HELP)
-    call.add_argument("--answers", metavar="FILE", help="a JSON object of scripted answers (no questions asked)")
-    call.add_argument("--yes", "-y", action="store_true", help="accept the defaults without asking")
-    call.add_argument("--json", action="store_true", help="print the whole CallToolResult as JSON")
-    call.add_argument("--root", metavar="PATH", action="append", help="a folder offered to the server as a root (repeat for more); "
-                      "default: the current folder for a stdio server, none for an HTTP one")
-    _target_options(call)
+    _input_options(call, "print the whole CallToolResult as JSON")
     call.add_argument("tool", metavar="TOOL")
-    call.add_argument("arguments", metavar="JSON-ARGS", nargs="?", default=None, help="the tool's arguments, a JSON object")
+    call.add_argument("arguments", metavar="ARG", nargs="*", help=_ARGS_HELP)
+    read = sub.add_parser("read", help="read a resource: its text, or its bytes when stdout is not a terminal", epilog=_TARGET_HELP)
+    _input_options(read, "print the whole ReadResourceResult as JSON")
+    read.add_argument("uri", metavar="URI")
+    prompt = sub.add_parser("prompt", help="get a prompt and print its messages", epilog=_TARGET_HELP)
+    _input_options(prompt, "print the whole GetPromptResult as JSON")
+    prompt.add_argument("name", metavar="NAME")
+    prompt.add_argument("arguments", metavar="ARG", nargs="*", help="the arguments: a JSON object of strings, KEY=VALUE pairs, or both")
 
     login = sub.add_parser("login", help="log in to a server protected by OAuth, in the browser, and remember the login")
     login.add_argument("url", metavar="URL", help="the server's Streamable HTTP endpoint")
@@ -76,14 +86,46 @@ def _build_parser() -> _Parser:
     return parser
 
 
+def _input_options(parser: argparse.ArgumentParser, json_help: str) -> None:
+    parser.add_argument("--answers", metavar="FILE", help="a JSON object of scripted answers (no questions asked)")
+    parser.add_argument("--yes", "-y", action="store_true", help="ask nothing: forms take their defaults, URLs are declined")
+    parser.add_argument("--json", action="store_true", help=json_help)
+    parser.add_argument("--root", metavar="PATH", action="append", help="a folder offered to the server as a root (repeat for more); "
+                        "default: the current folder for a stdio server, none for an HTTP one")
+    _target_options(parser)
+
+
 def _target_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--url", help="the server's Streamable HTTP endpoint")
+    parser.add_argument("--header", metavar="'NAME: VALUE'", action="append", default=[],
+                        help="a header sent with every request to --url (repeat for more); never printed back")
     parser.add_argument("--config", metavar="FILE", help="a configuration file (.mcp.json, claude_desktop_config.json, .vscode/mcp.json)")
     parser.add_argument("--server", metavar="NAME", help="the configuration file's server to use")
     parser.add_argument("--protocol", default="auto", help="auto (default), legacy, modern, or a version such as 2025-11-25")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds to wait on the server (default 60)")
+    parser.add_argument("--max-message-bytes", metavar="N", type=int, default=None,
+                        help="the largest message taken from the server (default 16 MiB): limits={'message_bytes': N}")
+    parser.add_argument("--verbose", "-v", action="store_true", help="print what a stdio server writes to stderr as it comes")
     parser.add_argument("--trust-config", action="store_true",
                         help="use ./.mcp.json or ./mcp.json found by itself without asking (what it would run or reach is still shown)")
+
+
+def _options(args: argparse.Namespace, handler: Any) -> dict[str, Any]:
+    """The options every connection of the command takes."""
+    options: dict[str, Any] = {"handler": handler, "name": "mcp-input-sync", "protocol": args.protocol, "timeout": args.timeout}
+    if args.max_message_bytes is not None:
+        from ._protocol.limits import DEFAULT_LIMITS
+
+        size = args.max_message_bytes
+        options["limits"] = {"message_bytes": size, "sse_line_bytes": max(size, DEFAULT_LIMITS["sse_line_bytes"])}
+    return options
+
+
+def _handler(args: argparse.Namespace, answers: Optional[dict[str, Any]] = None, roots: Optional[list[str]] = None) -> Any:
+    """The terminal handler of every command that reaches a server: it declares the same capabilities for all."""
+    from .terminal import TerminalHandler
+
+    return TerminalHandler(stdout=sys.stderr, assume_yes=getattr(args, "yes", False), answers=answers, roots=roots or None, yes_urls="decline")
 
 
 def _connect(args: argparse.Namespace, server: list[str], handler: Any, parser: argparse.ArgumentParser) -> Any:
@@ -91,7 +133,7 @@ def _connect(args: argparse.Namespace, server: list[str], handler: Any, parser: 
     from .client import connect_http, connect_stdio
     from .errors import ClientError
 
-    options: dict[str, Any] = {"handler": handler, "name": "mcp-input-sync", "protocol": args.protocol, "timeout": args.timeout}
+    options = _options(args, handler)
     try:
         if args.config is not None:
             from ._cli_config import chosen, pick
@@ -105,10 +147,16 @@ def _connect(args: argparse.Namespace, server: list[str], handler: Any, parser: 
             _default_roots(args, handler, isinstance(described, StdioServer))
             return connect(described, auth=_oauth(), **options)
         if args.url is not None:
+            from ._cli_output import parse_headers
+
             _default_roots(args, handler, False)
-            return connect_http(args.url, auth=_oauth(), **options)
+            headers = parse_headers(args.header)
+            # a header that carries the credential is the user's login: an OAuth login would replace it
+            auth = None if any(name.lower() == "authorization" for name in headers) else _oauth()
+            return connect_http(args.url, auth=auth, headers=headers or None, **options)
         _default_roots(args, handler, True)
-        return connect_stdio(server, **options)
+        # a command typed after -- runs as if the user ran it: it gets their whole environment
+        return connect_stdio(server, inherit_env=True, **options)
     except (TypeError, ValueError) as exc:
         return _usage(parser, str(exc))
     except ClientError as exc:
@@ -181,59 +229,72 @@ def _error_text(exc: object) -> str:
     """An error (or any text) for the terminal: it may quote a server, so it is cleaned (``reflect.text``)."""
     from .reflect import text
 
-    return text(str(exc), 4000)
+    return text(str(exc), 8000, lines=True)  # lines kept: a stdio server's last stderr lines end the message
 
 
-def _print_text(result: dict[str, Any]) -> None:
-    """A result's text blocks as lines of cleaned text; every other block and ``structuredContent`` as JSON (``reflect.dumps``)."""
-    from .reflect import dumps, text
-
-    for block in result.get("content", []) if isinstance(result.get("content"), list) else []:
-        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
-            print(text(block["text"], len(block["text"]), lines=True).replace("\t", "    "))  # U+2028, U+0085...: removed, not lines
-        else:
-            print(dumps(block))
-    if "structuredContent" in result:
-        print(dumps(result["structuredContent"]))
+class _Usage(Exception):
+    """A usage error found once the server answered (a KEY=VALUE argument its tool's schema does not take)."""
 
 
-def _call(args: argparse.Namespace, server: list[str], parser: argparse.ArgumentParser) -> int:
+def _input_schema(client: Any, tool: str) -> Any:
+    for item in client.list_tools():
+        if item.get("name") == tool:
+            return item.get("inputSchema")
+    from .reflect import text
+
+    raise _Usage(f"the server lists no tool {text(tool, 200)!r}, so KEY=VALUE arguments cannot be typed: pass a JSON object")
+
+
+def _answered(client: Any, send: Any) -> Any:
+    """``send()``, and once more after the URL elicitations of a -32042 error were answered; an int exit code
+    when one of them was not accepted."""
     from .errors import ClientError
-    from .terminal import TerminalHandler
 
-    arguments: Optional[dict[str, Any]] = None
-    if args.arguments is not None:
-        try:
-            arguments = json.loads(args.arguments)
-        except ValueError as exc:
-            return _usage(parser, f"JSON-ARGS is not JSON: {exc}")
-        if not isinstance(arguments, dict):
-            return _usage(parser, "JSON-ARGS must be a JSON object")
-    answers = None
-    if args.answers is not None:
-        try:
-            answers = _read_answers(args.answers)
-        except ValueError as exc:
-            return _usage(parser, str(exc))
+    try:
+        return send()
+    except ClientError as exc:
+        if exc.code != -32042:
+            raise
+        answered = client.handle_url_elicitations(exc)
+        if any(a.get("action") != "accept" for a in answered):
+            return EXIT_INPUT
+        return send()
+
+
+def _request(args: argparse.Namespace, server: list[str], parser: argparse.ArgumentParser) -> int:
+    """``call``, ``read`` and ``prompt``: one request, the server's input answered in the terminal."""
+    from . import _cli_output as output
+    from .errors import ClientError
+
+    try:
+        words = getattr(args, "arguments", [])
+        given, pairs = output.split_arguments(words) if args.command == "call" else (None, [])
+        prompt_arguments = output.prompt_arguments(words) if args.command == "prompt" else None
+        answers = _read_answers(args.answers) if args.answers is not None else None
+    except ValueError as exc:
+        return _usage(parser, str(exc))
     roots = [os.path.abspath(path) for path in args.root or ()]
     if answers is not None and roots:
         answers["_roots"] = roots  # the command line's roots win over the file's
-    handler = TerminalHandler(stdout=sys.stderr, assume_yes=args.yes, answers=answers, roots=roots or None)
+    handler = _handler(args, answers, roots)
     client = _connect(args, server, handler, parser)
     if isinstance(client, int):
         return client
     try:
         with client:
-            try:
-                result = client.call_tool(args.tool, arguments, progress=handler.progress)
-            except ClientError as exc:
-                if exc.code != -32042:
-                    raise
-                answered = client.handle_url_elicitations(exc)
-                if any(a.get("action") != "accept" for a in answered):
-                    return EXIT_INPUT
-                result = client.call_tool(args.tool, arguments, progress=handler.progress)
+            if args.command == "call":
+                arguments = given
+                if pairs:
+                    arguments = {**(given or {}), **output.coerce(pairs, _input_schema(client, args.tool))}
+                result = _answered(client, lambda: client.call_tool(args.tool, arguments, progress=handler.progress))
+            elif args.command == "read":
+                result = _answered(client, lambda: client.read_resource(args.uri, progress=handler.progress))
+            else:
+                result = _answered(client, lambda: client.get_prompt(args.name, prompt_arguments, progress=handler.progress))
+    except (_Usage, ValueError) as exc:
+        return _usage(parser, str(exc))
     except ClientError as exc:
+        handler.fold_done()
         print(f"mcp-input-sync: {_error_text(exc)}", file=sys.stderr)
         if handler.refusals or exc.kind in _INPUT_KINDS:
             return EXIT_INPUT
@@ -241,37 +302,33 @@ def _call(args: argparse.Namespace, server: list[str], parser: argparse.Argument
     except KeyboardInterrupt:
         print("mcp-input-sync: interrupted", file=sys.stderr)
         return 130
+    handler.fold_done()
+    if isinstance(result, int):
+        return result
     if args.json:
         from .reflect import dumps
 
         print(dumps(result, indent=2))  # hidden characters written as \u escapes: valid, faithful JSON
+    elif args.command == "call":
+        output.print_result(result)
+    elif args.command == "read":
+        problem = output.print_contents(result)
+        if problem is not None:
+            print(f"mcp-input-sync: {problem}", file=sys.stderr)
+            return EXIT_CONNECTION
     else:
-        _print_text(result)
+        output.print_prompt(result)
     if handler.refusals:
         print(f"mcp-input-sync: input refused or incomplete: {_error_text('; '.join(handler.refusals))}", file=sys.stderr)
         return EXIT_INPUT
-    return EXIT_TOOL_ERROR if result.get("isError") is True else EXIT_OK
-
-
-def _describe(item: dict[str, Any], key: str) -> str:
-    from .reflect import text
-
-    name = text(str(item.get(key, "?")), 300)
-    extra = item.get("title") or item.get("description") or ""
-    line = f"{name}"
-    if key != "name" and item.get("name"):
-        line += f"  ({text(str(item['name']), 200)})"
-    if extra:
-        line += f"  {text(str(extra), 300)}"
-    if isinstance(item.get("arguments"), list):
-        names = [text(str(a.get("name", "?")), 100) + ("" if a.get("required") else "?") for a in item["arguments"] if isinstance(a, dict)]
-        line += f"  args: {', '.join(names) or 'none'}"
-    return line
+    return EXIT_TOOL_ERROR if args.command == "call" and result.get("isError") is True else EXIT_OK
 
 
 def _list(args: argparse.Namespace, server: list[str], parser: argparse.ArgumentParser) -> int:
+    from ._cli_output import describe
     from .errors import ClientError
 
+    handler = _handler(args)
     if args.command == "tools" and args.config is not None and args.server is None:
         from ._cli_config import chosen, list_all_tools
 
@@ -282,12 +339,14 @@ def _list(args: argparse.Namespace, server: list[str], parser: argparse.Argument
         except KeyboardInterrupt:
             return 130
         if len(servers) != 1:
-            options = {"name": "mcp-input-sync", "protocol": args.protocol, "timeout": args.timeout, "auth": _oauth()}
+            handler.roots = []  # one handler for every server of the file, HTTP ones included: no local path
             try:
-                return list_all_tools(servers, options, args.json)
+                return list_all_tools(servers, {**_options(args, handler), "auth": _oauth()}, args.json)
             except KeyboardInterrupt:
                 return 130
-    client = _connect(args, server, None, parser)
+            finally:
+                handler.fold_done()
+    client = _connect(args, server, handler, parser)
     if isinstance(client, int):
         return client
     try:
@@ -302,10 +361,12 @@ def _list(args: argparse.Namespace, server: list[str], parser: argparse.Argument
                 groups.append(("resources", "uri", client.list_resources()))
                 groups.append(("resource templates", "uriTemplate", client.list_resource_templates()))
     except ClientError as exc:
+        handler.fold_done()
         print(f"mcp-input-sync: {_error_text(exc)}", file=sys.stderr)
         return EXIT_CONNECTION
     except KeyboardInterrupt:
         return 130
+    handler.fold_done()
     if args.json:
         from .reflect import dumps
 
@@ -318,7 +379,7 @@ def _list(args: argparse.Namespace, server: list[str], parser: argparse.Argument
             continue
         print(f"{title}: {len(items)}")
         for item in items:
-            print(f"  {_describe(item, key)}")
+            print(f"  {describe(item, key)}")
     return EXIT_OK
 
 
@@ -351,14 +412,22 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return _usage(sub, "--trust-config goes with a configuration file")
     if dashes and not server:
         return _usage(sub, "give the server's command after --")
-    if args.command == "call" and args.answers is not None and args.yes:
+    if getattr(args, "answers", None) is not None and args.yes:
         return _usage(sub, "--answers and --yes do not go together")
+    if args.header and args.url is None:
+        return _usage(sub, "--header goes with --url (a configuration file's server sets its own headers)")
+    if args.max_message_bytes is not None and args.max_message_bytes < 1:
+        return _usage(sub, "--max-message-bytes takes a positive number of bytes")
     if args.url is None and not dashes and args.config is None:
         found = _found(args, sub)
         if found is not None:
             return found
-    if args.command == "call":
-        return _call(args, server, sub)
+    if args.verbose:
+        from ._cli_output import show_server_stderr
+
+        show_server_stderr()
+    if args.command in ("call", "read", "prompt"):
+        return _request(args, server, sub)
     return _list(args, server, sub)
 
 

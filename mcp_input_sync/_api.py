@@ -15,6 +15,7 @@ from typing import Any, Callable, Literal, Mapping, Optional, Union, overload
 from ._calls import ProgressCallback
 from ._protocol.jsonrpc import JsonDict
 from ._protocol.modern import PendingCall
+from ._protocol.requestmeta import with_user_meta
 
 
 class _Unset(enum.Enum):
@@ -35,6 +36,9 @@ class CallsAPI:
         [str, JsonDict, Seconds, Seconds, Optional[Mapping[str, Any]], Optional[ProgressCallback], Optional[threading.Event], bool, bool],
         Union[JsonDict, PendingCall],
     ]
+    #: Supplied by the client: ``_check_output(tool, result, timeout)`` checks ``structuredContent``
+    #: against the tool's ``outputSchema`` and returns the result.
+    _check_output: Callable[[str, JsonDict, Seconds], JsonDict]
 
 
     @overload
@@ -42,15 +46,15 @@ class CallsAPI:
         self, name: str, arguments: Optional[Mapping[str, Any]] = None, *, timeout: Seconds = ...,
         max_total_timeout: Seconds = ..., assigns: Optional[Mapping[str, Any]] = ...,
         progress: Optional[ProgressCallback] = ..., cancel: Optional[threading.Event] = ...,
-        defer_input: Literal[False] = ..., wait: bool = ...,
+        meta: Optional[Mapping[str, Any]] = ..., defer_input: Literal[False] = ..., wait: bool = ...,
     ) -> JsonDict: ...
 
     @overload
     def call_tool(
         self, name: str, arguments: Optional[Mapping[str, Any]] = None, *, timeout: Seconds = ...,
         max_total_timeout: Seconds = ..., assigns: Optional[Mapping[str, Any]] = ...,
-        progress: Optional[ProgressCallback] = ..., cancel: Optional[threading.Event] = ..., defer_input: bool,
-        wait: bool = ...,
+        progress: Optional[ProgressCallback] = ..., cancel: Optional[threading.Event] = ...,
+        meta: Optional[Mapping[str, Any]] = ..., defer_input: bool, wait: bool = ...,
     ) -> Union[JsonDict, PendingCall]: ...
 
     def call_tool(
@@ -63,6 +67,7 @@ class CallsAPI:
         assigns: Optional[Mapping[str, Any]] = None,
         progress: Optional[ProgressCallback] = None,
         cancel: Optional[threading.Event] = None,
+        meta: Optional[Mapping[str, Any]] = None,
         defer_input: bool = False,
         wait: bool = True,
     ) -> Union[JsonDict, PendingCall]:
@@ -77,6 +82,9 @@ class CallsAPI:
             assigns: what callbacks answering this call's input see as ``ctx.assigns``.
             progress: called on the notification thread with each progress update.
             cancel: an Event another thread may set to cancel the call.
+            meta: keys added to the request's ``_meta`` (every request of the
+                call), beside the library's own; a key the library sets or MCP
+                reserves raises ``ValueError``.
             defer_input: (2026-07-28 era) return a :class:`PendingCall` at the
                 first round of input instead of calling the handler; continue
                 it with :meth:`resume`.
@@ -92,20 +100,23 @@ class CallsAPI:
         params: JsonDict = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
-        return self._call("tools/call", params, timeout, max_total_timeout, assigns, progress, cancel, defer_input, wait)
+        result = self._call("tools/call", _meta(params, meta), timeout, max_total_timeout, assigns, progress, cancel, defer_input, wait)
+        return self._check_output(name, result, timeout) if isinstance(result, dict) else result
 
     @overload
     def read_resource(
         self, uri: str, *, timeout: Seconds = ..., max_total_timeout: Seconds = ...,
         assigns: Optional[Mapping[str, Any]] = ..., progress: Optional[ProgressCallback] = ...,
-        cancel: Optional[threading.Event] = ..., defer_input: Literal[False] = ...,
+        cancel: Optional[threading.Event] = ..., meta: Optional[Mapping[str, Any]] = ...,
+        defer_input: Literal[False] = ...,
     ) -> JsonDict: ...
 
     @overload
     def read_resource(
         self, uri: str, *, timeout: Seconds = ..., max_total_timeout: Seconds = ...,
         assigns: Optional[Mapping[str, Any]] = ..., progress: Optional[ProgressCallback] = ...,
-        cancel: Optional[threading.Event] = ..., defer_input: bool,
+        cancel: Optional[threading.Event] = ..., meta: Optional[Mapping[str, Any]] = ...,
+        defer_input: bool,
     ) -> Union[JsonDict, PendingCall]: ...
 
     def read_resource(
@@ -117,24 +128,26 @@ class CallsAPI:
         assigns: Optional[Mapping[str, Any]] = None,
         progress: Optional[ProgressCallback] = None,
         cancel: Optional[threading.Event] = None,
+        meta: Optional[Mapping[str, Any]] = None,
         defer_input: bool = False,
     ) -> Union[JsonDict, PendingCall]:
         """Read a resource and return its ``ReadResourceResult``; see :meth:`call_tool`."""
-        return self._call("resources/read", {"uri": uri}, timeout, max_total_timeout, assigns, progress, cancel, defer_input, True)
+        return self._call("resources/read", _meta({"uri": uri}, meta), timeout, max_total_timeout, assigns, progress, cancel, defer_input, True)
 
     @overload
     def get_prompt(
         self, name: str, arguments: Optional[Mapping[str, str]] = None, *, timeout: Seconds = ...,
         max_total_timeout: Seconds = ..., assigns: Optional[Mapping[str, Any]] = ...,
         progress: Optional[ProgressCallback] = ..., cancel: Optional[threading.Event] = ...,
-        defer_input: Literal[False] = ...,
+        meta: Optional[Mapping[str, Any]] = ..., defer_input: Literal[False] = ...,
     ) -> JsonDict: ...
 
     @overload
     def get_prompt(
         self, name: str, arguments: Optional[Mapping[str, str]] = None, *, timeout: Seconds = ...,
         max_total_timeout: Seconds = ..., assigns: Optional[Mapping[str, Any]] = ...,
-        progress: Optional[ProgressCallback] = ..., cancel: Optional[threading.Event] = ..., defer_input: bool,
+        progress: Optional[ProgressCallback] = ..., cancel: Optional[threading.Event] = ..., meta: Optional[Mapping[str, Any]] = ...,
+        defer_input: bool,
     ) -> Union[JsonDict, PendingCall]: ...
 
     def get_prompt(
@@ -147,10 +160,20 @@ class CallsAPI:
         assigns: Optional[Mapping[str, Any]] = None,
         progress: Optional[ProgressCallback] = None,
         cancel: Optional[threading.Event] = None,
+        meta: Optional[Mapping[str, Any]] = None,
         defer_input: bool = False,
     ) -> Union[JsonDict, PendingCall]:
         """Get a prompt and return its ``GetPromptResult``; see :meth:`call_tool`."""
         params: JsonDict = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
-        return self._call("prompts/get", params, timeout, max_total_timeout, assigns, progress, cancel, defer_input, True)
+        return self._call("prompts/get", _meta(params, meta), timeout, max_total_timeout, assigns, progress, cancel, defer_input, True)
+
+
+def _meta(params: JsonDict, meta: Optional[Mapping[str, Any]]) -> JsonDict:
+    """``params`` with the caller's ``meta=`` as its ``_meta`` (checked before anything is sent)."""
+    if meta is None:
+        return params
+    out = with_user_meta(params, meta)
+    assert out is not None
+    return out

@@ -4,10 +4,12 @@ itself would run or reach (shown, then confirmed), and every server's tools."""
 from __future__ import annotations
 
 import getpass
+import re
 import shlex
 import sys
 from typing import Any, Mapping, Optional
 
+from ._cli_output import first_line
 from .config import ConfigError, Outline, ServerConfig, load_config, outline, read_config
 from .errors import ClientError
 from .group import connect_all
@@ -141,6 +143,53 @@ def pick(servers: Mapping[str, ServerConfig], name: Optional[str], tool: Optiona
     return servers[found], tool
 
 
+#: A word of an option or a variable name that says its value is a secret.
+_SECRET_NAME = re.compile(r"(?i)(token|secret|passw|passphrase|pwd|api[-_]?key|apikey|access[-_]?key|private[-_]?key|credential|"
+                          r"auth(?!or(s|ity)?(\b|_))|bearer|cookie|session|signature|^-{0,2}key$|_key$)")
+#: A value shaped like a credential: well-known token prefixes, a JWT, a scheme with its credentials.
+_SECRET_VALUE = re.compile(r"(?i)^(sk|pk|rk)[-_][A-Za-z0-9_-]{8,}|^(ghp|gho|ghu|ghs|ghr|github_pat|glpat|xox[abposr]|hf|npm|pypi-?)_?[A-Za-z0-9_-]{8,}"
+                           r"|^AKIA[0-9A-Z]{12,}|^eyJ[A-Za-z0-9_-]{8,}\.|^(bearer|basic|token)\s+\S")
+_PLACEHOLDER = re.compile(r"\$\{[^}]*\}")
+_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://[^/@:]*):[^/@]*@")
+MASK = "***"
+
+
+def _masked_value(value: str) -> str:
+    """``value`` or ``***``: a placeholder is kept as written (it names a variable, not its value)."""
+    if not value or _PLACEHOLDER.fullmatch(value.strip()):
+        return value
+    return MASK
+
+
+def masked_argv(argv: "list[str] | tuple[str, ...]") -> list[str]:
+    """A command line with what looks like a secret replaced by ``***``: the value of an option or a
+    ``NAME=value`` whose name says secret (``--api-key``, ``--token=``, ``API_KEY=``), a value shaped like a
+    credential (``sk-...``, ``ghp_...``, a JWT, ``Bearer ...``), a URL's password, a header's value after
+    ``Authorization:``. A ``${VAR}`` placeholder is never expanded here, so it is shown as written."""
+    out: list[str] = []
+    secret_next = False
+    for word in argv:
+        if secret_next and not word.startswith("-"):
+            out.append(_masked_value(word))
+            secret_next = False
+            continue
+        secret_next = False
+        name, sep, value = word.partition("=")
+        head, colon, rest = word.partition(":")
+        if sep and _SECRET_NAME.search(name) and not name.startswith(("http:", "https:")):
+            out.append(f"{name}={_masked_value(value)}")
+        elif colon and rest.strip() and _SECRET_NAME.search(head) and " " not in head.strip() and "/" not in head:
+            out.append(f"{head}:{rest[: len(rest) - len(rest.lstrip())]}{_masked_value(rest.strip())}")
+        elif word.startswith("-") and _SECRET_NAME.search(word.lstrip("-")):
+            out.append(word)
+            secret_next = True
+        elif _SECRET_VALUE.search(word):
+            out.append(MASK)
+        else:
+            out.append(_USERINFO.sub(lambda m: f"{m.group(1)}:{MASK}@", word))
+    return out
+
+
 def _reads(item: Outline) -> str:
     return ", ".join(f"{shown(token, 100)} (in {shown(key, 100)})" for token, key in item.reads)
 
@@ -149,7 +198,9 @@ def announce(outlines: Mapping[str, Outline]) -> None:
     """Say on stderr what each server of a file found by itself would run or reach; every string is cleaned."""
     for item in outlines.values():
         if item.kind == "stdio":
-            print(f"  server {_quoted(item.name)} runs: {shown(shlex.join(item.argv), _ARGV_LIMIT)}", file=sys.stderr)
+            argv = masked_argv(item.argv)
+            hidden = " (what looks like a secret is shown as ***)" if argv != list(item.argv) else ""
+            print(f"  server {_quoted(item.name)} runs: {shown(shlex.join(argv), _ARGV_LIMIT)}{hidden}", file=sys.stderr)
             if item.env:
                 print(f"    env sets: {shown(', '.join(item.env))} (values not shown)", file=sys.stderr)
             if item.env_file is not None:
@@ -209,12 +260,12 @@ def list_all_tools(servers: Mapping[str, ServerConfig], options: Mapping[str, An
     if as_json:
         print(dumps({"tools": tools, "errors": {name: str(exc) for name, exc in errors.items()}}, indent=2))  # hidden characters as \u escapes
     else:
-        rows = [(tool["server"], tool["tool"], str(tool.get("title") or tool.get("description") or "")) for tool in tools]
+        rows = [(tool["server"], tool["tool"], first_line(tool)) for tool in tools]
         width_server = max([len("SERVER"), *(len(text(r[0], 40)) for r in rows)])
         width_tool = max([len("TOOL"), *(len(text(r[1], 60)) for r in rows)])
         print(f"{'SERVER':<{width_server}}  {'TOOL':<{width_tool}}  DESCRIPTION")
         for server, tool, description in rows:
-            print(f"{text(server, 40):<{width_server}}  {text(tool, 60):<{width_tool}}  {text(description.splitlines()[0] if description else '', 100)}")
+            print(f"{text(server, 40):<{width_server}}  {text(tool, 60):<{width_tool}}  {description}")
     for name, exc in errors.items():
         message = exc.message if isinstance(exc, ClientError) else str(exc)
         print(f"mcp-input-sync: server {_quoted(name)}: {text(message, 2000)}", file=sys.stderr)

@@ -1,12 +1,15 @@
 """The handshake: which era a server speaks, and the legacy lifecycle.
 
-:func:`negotiate` probes with ``server/discover`` (or goes straight to
-``initialize`` when the ``protocol`` option says so), restarts a stdio server
-once when it answers neither, switches to the modern era when an
-``initialize`` error lists a modern version, and caches each HTTP origin's
-era for the process (docs/reference.md#era-detection). It writes the check
-configuration once per decision and starts nothing: the client builds the
-era's engine from the :class:`Negotiated` it returns.
+:func:`negotiate` follows the ``protocol`` option: a preference (``auto``
+prefers the handshake era: ``initialize`` first, ``server/discover`` only
+when it is refused; ``prefer-modern`` probes with ``server/discover`` first,
+restarting a stdio server once when it answers neither) or a forced era. An
+``initialize`` error that lists a modern version switches to the modern era.
+The whole attempt is bounded by ``timeout``. Each endpoint's era (an HTTP
+URL, a stdio command line) is remembered for the process
+(docs/reference.md#era-detection). It writes the check configuration once
+per decision and starts nothing: the client builds the era's engine from
+the :class:`Negotiated` it returns.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import logging
 import threading
 from typing import Callable, Optional
 
+from . import _clock
 from ._calls import Call
 from ._input import InputDesk
 from ._port import Port
@@ -33,8 +37,9 @@ from .transports.base import TransportClosed
 
 log = logging.getLogger("mcp_input_sync")
 
-#: The era each HTTP origin spoke, this process (docs/reference.md#era-detection).
-_ERA_CACHE: dict[str, tuple[str, str]] = {}
+#: The era each endpoint (an HTTP URL, a stdio command line) was opened in, by preference, this process
+#: (docs/reference.md#era-detection): (preferred era, key) -> (era, version).
+_ERA_CACHE: dict[tuple[str, str], tuple[str, str]] = {}
 
 
 def declared_capabilities(handler: Optional[InputHandler], options: Options, version: str) -> JsonDict:
@@ -132,15 +137,22 @@ class Handshake:
         self.stamp = stamp
         #: Told the era and version the moment they are decided, before anything more is sent.
         self.on_era = on_era
-        #: True while the decision came from the per-origin cache (the client re-probes if it fails).
+        #: True while the decision came from the era cache (the client re-probes if it fails).
         self.from_cache = False
-        self._cache_key: Optional[str] = None
+        self._cache_key: Optional[tuple[str, str]] = None
+        #: The era a preference (``auto``, ``prefer-legacy``, ``prefer-modern``) tries first; None when forced.
+        self.prefers: Optional[str] = None
+        #: When the connection attempt's ``timeout`` runs out (library clock), and what was tried.
+        self._deadline = _clock.monotonic() + options.timeout
+        self._tried: list[str] = []
 
     def capabilities(self, version: str) -> JsonDict:
         return declared_capabilities(self.handler, self.options, version)
 
     def _clock(self, timeout: Optional[float] = None) -> CallClock:
-        return self.options.clock(timeout)
+        """A handshake request's deadlines: at most what is left of the connection attempt."""
+        left = max(0.001, self._left())
+        return self.options.clock(left if timeout is None else max(0.001, min(timeout, left)))
 
     def _configure(self, version: str, caps: JsonDict) -> None:
         self.desk.configure(version, caps, self.port.origin)
@@ -148,7 +160,12 @@ class Handshake:
     # ------------------------------------------------------------------ era detection
 
     def negotiate(self) -> Negotiated:
-        """Pick the era (docs/reference.md#era-detection) and finish the legacy handshake, if any."""
+        """Pick the era (docs/reference.md#era-detection) and finish the legacy handshake, if any.
+
+        The whole attempt (probe, fallback, restart) is bounded by the
+        ``timeout`` option; when it runs out, the error says what was tried.
+        """
+        self._deadline = _clock.monotonic() + self.options.timeout
         protocol = self.options.protocol
         if protocol == "legacy":
             return self._initialize(v.LATEST_LEGACY_VERSION, forced=None)
@@ -156,10 +173,12 @@ class Handshake:
             return self._initialize(protocol, forced=protocol)
         if protocol in ("modern",) + modern.MODERN_VERSIONS:
             return self._probe(forced=True)
-        if protocol != "auto":
+        if protocol not in v.PREFERENCES:
             raise ClientError("protocol", f"protocol {protocol!r} is not a version this client speaks")
-        origin = self._cache_key = self.port.era_origin()
-        cached = _ERA_CACHE.get(origin) if origin is not None else None
+        self.prefers = v.PREFERENCES[protocol]
+        key = self.port.era_key()
+        self._cache_key = (self.prefers, key) if key is not None else None
+        cached = _ERA_CACHE.get(self._cache_key) if self._cache_key is not None else None
         if cached is not None:
             try:
                 self.from_cache = True
@@ -167,22 +186,77 @@ class Handshake:
                     return self._modern(cached[1], None)
                 return self._initialize(cached[1], forced=None, switch=True)
             except ClientError as exc:
-                if exc.kind in ("transport", "auth", "closed"):
+                if exc.kind in ("transport", "auth", "closed", "timeout"):
                     raise
                 return self.reprobe()
-        return self._probe(forced=False)
+        return self._first_contact()
+
+    def _first_contact(self) -> Negotiated:
+        if self.prefers == v.MODERN:
+            return self._probe(forced=False)
+        return self._handshake_first()
+
+    def _handshake_first(self) -> Negotiated:
+        """``initialize`` first (over stdio a ``server/discover`` probe would fix a dual-era process in 2026-07-28).
+
+        A refusal that lists a modern version means modern; any other
+        refusal is followed by the probe. No answer within
+        ``discover_timeout``: the probe goes out too, and whichever answers
+        first decides (a modern-only server that ignores ``initialize``).
+        """
+        session = self.session
+        offered = v.LATEST_LEGACY_VERSION
+        caps = self.capabilities(offered)
+        self._configure(offered, caps)
+        done = threading.Event()
+        init = session.start("initialize", v.initialize_params(offered, caps, self.client_info), is_call=False, clock=self._clock(), done=done)
+        wait = max(0.0, min(self.options.discover_timeout, self._left()))
+        if session.wait_any(done, wait, [init]) or self._left() <= 0:
+            return self._finish(init, offered, None, caps, switch=True, then_probe=True)
+        self._tried.append(f"initialize (no answer in {wait:g} s)")
+        version = modern.MODERN_VERSION
+        self.stamp.version = version
+        probe = session.start("server/discover", None, is_call=False, clock=self._clock(), done=done, stamp=self.stamp)
+        if not session.wait_any(done, max(0.0, self._left()), [init, probe]):
+            session.calls.forget(init)
+            session.calls.forget(probe)
+            self._tried.append("server/discover (no answer)")
+            raise self._out_of_time()
+        if init.response is not None or init.failure is not None:
+            session.calls.forget(probe)
+            return self._finish(init, offered, None, caps, switch=True, then_probe=True)
+        session.calls.forget(init)
+        self._configure(version, self.capabilities(version))
+        return self._decide(probe, forced=True)
 
     def reprobe(self) -> Negotiated:
         """The cached era did not hold (here, or when its engine started): forget it and probe."""
         if self._cache_key is not None:
             _ERA_CACHE.pop(self._cache_key, None)
         self.from_cache = False
-        return self._probe(forced=False)
+        return self._first_contact()
 
     def remember(self, era: str, version: str) -> None:
-        """The client opened in ``era`` at ``version``: cache it for the origin (``protocol="auto"`` over HTTP)."""
+        """The client opened in ``era`` at ``version``: remember it for the endpoint or command line (preferences only)."""
         if self._cache_key is not None:
             _ERA_CACHE[self._cache_key] = (era, version)
+
+    @property
+    def mixes_eras(self) -> bool:
+        """True when 2026-07-28 calls may go beside a handshake session (HTTP, preferring the handshake era)."""
+        return self.prefers == v.LEGACY and self.port.ties_by_stream and self.port.era_key() is not None
+
+    def _left(self) -> float:
+        """Seconds left of the connection attempt's ``timeout``."""
+        return self._deadline - _clock.monotonic()
+
+    def _out_of_time(self) -> ClientError:
+        tried = ", then ".join(self._tried) or "nothing"
+        return ClientError(
+            "timeout",
+            f"the server did not finish the handshake within timeout={self.options.timeout:g} s; tried: {tried}",
+            data={"tried": list(self._tried)},
+        )
 
     def _probe(self, forced: bool) -> Negotiated:
         """Send ``server/discover`` and decide the era from its answer (or its silence)."""
@@ -191,12 +265,26 @@ class Handshake:
         self._configure(version, self.capabilities(version))
         done = threading.Event()
         self.stamp.version = version
-        probe = session.start("server/discover", None, is_call=False, clock=self._clock(self.options.discover_timeout), done=done, stamp=self.stamp)
-        if session.wait_any(done, self.options.discover_timeout, [probe]):
+        wait = max(0.0, min(self.options.discover_timeout, self._left()))
+        try:
+            probe = session.start("server/discover", None, is_call=False, clock=self._clock(wait), done=done, stamp=self.stamp)
+        except ClientError as exc:
+            status = getattr(exc.__cause__, "status", None)  # HTTP: a status without a JSON-RPC answer
+            if forced or exc.kind != "transport" or status in (None, 404):
+                raise
+            self._tried.append(f"server/discover (HTTP {status})")
+            return self._initialize(v.LATEST_LEGACY_VERSION, forced=None, switch=True)
+        if session.wait_any(done, wait, [probe]):
             return self._decide(probe, forced)
+        self._tried.append(f"server/discover (no answer in {wait:g} s)")
         if forced:
             session.calls.forget(probe)
+            if wait < self.options.discover_timeout:
+                raise self._out_of_time()
             raise ClientError("timeout", f"server/discover was not answered within {self.options.discover_timeout:g} s")
+        if self._left() <= 0:
+            session.calls.forget(probe)
+            raise self._out_of_time()
         # Silence: try initialize on the same process; a late DiscoverResult still wins.
         offered = v.LATEST_LEGACY_VERSION
         caps = self.capabilities(offered)
@@ -204,7 +292,8 @@ class Handshake:
         init = session.start(
             "initialize", v.initialize_params(offered, caps, self.client_info), is_call=False, clock=self._clock(), done=done
         )
-        if session.wait_any(done, self.options.timeout, [probe, init]):
+        # half of what is left at most, so that a restart still has time
+        if session.wait_any(done, max(0.0, self._left() / 2), [probe, init]):
             if probe.response is not None and "result" in probe.response:
                 session.calls.forget(init)
                 return self._decide(probe, forced)
@@ -212,14 +301,16 @@ class Handshake:
             if init.failure is not None:
                 raise init.failure
             return self._finish(init, offered, None, caps, switch=True)
+        self._tried.append("initialize (no answer)")
         # Still silent: an old server whose reader died on the probe. Restart it once, no probe.
         session.calls.forget(probe)
         session.calls.forget(init)
-        if not self.port.can_restart:
-            raise ClientError("timeout", "the server answered neither server/discover nor initialize")
+        if not self.port.can_restart or self._left() <= 0:
+            raise self._out_of_time()
         log.warning("mcp_input_sync: server %s answered neither server/discover nor initialize; restarting it once", self.server_id)
+        self._tried.append("a restart of the server")
         try:
-            self.port.restart(self.options.timeout)
+            self.port.restart(max(0.1, self._left()))
         except TransportClosed as exc:
             raise transport_error(exc, str(exc)) from exc
         return self._initialize(offered, forced=None, switch=True)
@@ -249,24 +340,41 @@ class Handshake:
 
     # ------------------------------------------------------------------ the legacy lifecycle
 
-    def _initialize(self, offered: str, forced: Optional[str], switch: bool = False) -> Negotiated:
+    def _initialize(self, offered: str, forced: Optional[str], switch: bool = False, then_probe: bool = False) -> Negotiated:
         """``initialize``, then ``notifications/initialized``.
 
         With ``switch`` (era detection), an initialize error that lists a
-        modern version switches to the modern era instead of failing.
+        modern version switches to the modern era instead of failing; with
+        ``then_probe`` (the handshake era first), any other refusal is
+        followed by a ``server/discover`` probe.
         """
+        if self._left() <= 0:
+            raise self._out_of_time()
         caps = self.capabilities(offered)
         self._configure(offered, caps)
         params = v.initialize_params(offered, caps, self.client_info)
         call = self.session.start("initialize", params, is_call=False, clock=self._clock())
-        return self._finish(call, offered, forced, caps, switch)
+        return self._finish(call, offered, forced, caps, switch, then_probe)
 
-    def _finish(self, call: Call, offered: str, forced: Optional[str], caps: JsonDict, switch: bool = False) -> Negotiated:
+    def _finish(
+        self, call: Call, offered: str, forced: Optional[str], caps: JsonDict, switch: bool = False, then_probe: bool = False
+    ) -> Negotiated:
         try:
             result = self.session.result(call)
         except ClientError as exc:
+            if exc.kind == "timeout" and exc.code is None:
+                self._tried.append("initialize (no answer)")
+                raise self._out_of_time() from None
             if switch and exc.kind == "remote" and modern.modern_in_initialize_error({"data": exc.data}):
                 return self._modern(modern.MODERN_VERSION, None)  # a modern-only server listed its versions
+            if then_probe and exc.kind == "remote":
+                self._tried.append(f"initialize (refused: {exc.code})")
+                try:
+                    return self._probe(forced=True)
+                except ClientError as probe_exc:
+                    if probe_exc.kind in ("transport", "auth", "closed"):
+                        raise
+                raise exc from None
             raise
         try:
             version, server_caps = v.accept_initialize_result(result, forced)

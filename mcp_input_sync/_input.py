@@ -24,6 +24,7 @@ from typing import Any, Callable, Mapping, Optional, Union
 from . import _clock, reflect
 from ._calls import Inbound
 from ._protocol import jsonrpc, modern
+from ._protocol.budget import over_budget
 from ._protocol.deadlines import CallClock
 from ._protocol.checks import CheckConfig, InputChecks, Prepared, Refusal
 from ._protocol.jsonrpc import JsonDict
@@ -137,6 +138,8 @@ class InputDesk:
         if refusal is None and not checks.unlimited:
             with self.budget_lock:
                 refusal = checks.budget([kind], now)
+            if refusal is not None:  # the server gets the generic message; the log names the option
+                return Refusal(refusal.check, refusal.code, refusal.message, over_budget(*self.options.input_rate_limit))
         return refusal if refusal is not None else checks.prepare(method, params, in_flight=in_flight)
 
     def note_refusal(self, kind: str, refusal: Refusal) -> None:
@@ -182,8 +185,9 @@ class InputDesk:
         with self.budget_lock:
             refusal = checks.budget(kinds, _clock.monotonic())
         if refusal is not None:
-            self.note_refusal(kinds[0], refusal)
-            raise refusal_error(refusal)
+            why = over_budget(*self.options.input_rate_limit)
+            self.note_refusal(kinds[0], Refusal(refusal.check, refusal.code, refusal.message, why))
+            raise ClientError("refused", f"{refusal.message}: {why}", code=refusal.code, check=refusal.check)
         prepared: dict[str, Prepared] = {}
         for key, request in requests.items():
             step = checks.prepare(request["method"], request.get("params"), in_flight=True)

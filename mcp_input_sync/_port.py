@@ -10,6 +10,7 @@ See docs/architecture.md#the-port.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any, Callable, Mapping, Optional
 
 from .transports.base import OnClose, OnMessage, Transport, TransportClosed
@@ -37,6 +38,7 @@ class Port:
         "_cancel_request",
         "_tool_headers",
         "_takes_on_lost",
+        "_says_last_words",
     )
 
     def __init__(self, transport: Transport) -> None:
@@ -64,6 +66,7 @@ class Port:
         table = getattr(transport, "tool_headers", None)
         self._tool_headers: Optional[dict[str, Any]] = table if isinstance(table, dict) else None
         self._takes_on_lost = hasattr(transport, "on_lost")
+        self._says_last_words = hasattr(transport, "stderr_tail")
 
     # ------------------------------------------------------------------ the contract
 
@@ -115,6 +118,22 @@ class Port:
         if self._tool_headers is not None:
             self._tool_headers[tool] = dict(headers)
 
-    def era_origin(self) -> Optional[str]:
-        """The origin whose era is cached per process (HTTP only: a stdio server is probed each time)."""
-        return self.origin if self.ties_by_stream else None
+    def last_words(self) -> tuple[Optional[int], str]:
+        """stdio: the server's exit status (None while it runs) and its last lines of stderr, cleaned.
+
+        ``(None, "")`` for a transport without the feature.
+        """
+        if not self._says_last_words:
+            return None, ""
+        status = getattr(self.transport, "exit_status", None)
+        tail = getattr(self.transport, "stderr_tail", "")
+        return (status if type(status) is int else None), (tail if isinstance(tail, str) else "")
+
+    def era_key(self) -> Optional[str]:
+        """What an era learnt is remembered by, this process: the HTTP endpoint, or a stdio command line."""
+        key = getattr(self.transport, "era_key", None)
+        command = getattr(self.transport, "command", None)
+        if key is None and isinstance(command, list) and self.can_restart:  # stdio: argv, cwd and env, hashed
+            blob = repr((command, getattr(self.transport, "cwd", None), sorted((getattr(self.transport, "env", None) or {}).items())))
+            key = "stdio:" + hashlib.sha256(blob.encode("utf-8", "replace")).hexdigest()
+        return key if isinstance(key, str) else None

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import signal
 import threading
 from typing import Any, Callable, Mapping, Optional, Protocol, Union
 
@@ -31,6 +32,9 @@ log = logging.getLogger("mcp_input_sync")
 
 #: Pages a list_* call follows before it gives up.
 MAX_LIST_PAGES = 1000
+
+#: The last lines of a stdio server's stderr an error quotes (the transport keeps a few more).
+QUOTED_STDERR_LINES = 10
 
 #: Notifications that are part of a request's own handshake, for nobody else.
 _SILENT = frozenset({"notifications/subscriptions/acknowledged"})
@@ -69,6 +73,11 @@ def remote_error(error: Any, method: str) -> ClientError:
     return ClientError("remote", reflect.text(message, 4096), code=code if type(code) is int else None, data=error.get("data"))
 
 
+def raise_hint(limit: str) -> str:
+    """What an error over a size limit adds: the option that raises it."""
+    return f"; to accept it, pass the client limits={{{limit!r}: N}} with a larger N"
+
+
 def transport_error(exc: BaseException, what: str, live: bool = True) -> ClientError:
     """The one mapping of a transport failure: ``auth`` for 401/403, ``transport`` while live, else ``closed``.
 
@@ -78,10 +87,31 @@ def transport_error(exc: BaseException, what: str, live: bool = True) -> ClientE
     if status in (401, 403):
         return ClientError("auth", str(exc), data=getattr(exc, "headers", None), check=getattr(exc, "check", None))
     if isinstance(exc, LimitExceeded):
-        return ClientError("protocol", f"{what}: {exc}", check="limit")
+        return ClientError("protocol", f"{what}: {exc}{raise_hint(exc.limit)}", check="limit")
     if live:
         return ClientError("transport", what if what == str(exc) else f"{what}: {exc}", check=getattr(exc, "check", None))
     return ClientError("closed", "the client is closed")
+
+
+def last_words(status: Optional[int], tail: str) -> str:
+    """What an error adds about a server that ended: its exit status, then its last lines of stderr ("" for neither).
+
+    ``"; the server exited with status 2; its stderr ended with:\n  fatal: ..."``:
+    at most :data:`QUOTED_STDERR_LINES` lines, each indented by two spaces.
+    """
+    parts: list[str] = []
+    if status is not None and status < 0:
+        try:
+            name = f" ({signal.Signals(-status).name})"
+        except ValueError:
+            name = ""
+        parts.append(f"the server was killed by signal {-status}{name}")
+    elif status is not None:
+        parts.append(f"the server exited with status {status}")
+    lines = tail.splitlines()[-QUOTED_STDERR_LINES:]
+    if lines:
+        parts.append("its stderr ended with:\n" + "\n".join("  " + line for line in lines))
+    return "".join("; " + part for part in parts)
 
 
 class Session:
@@ -128,7 +158,16 @@ class Session:
         try:
             self.port.send(data)
         except TransportClosed as exc:
-            raise transport_error(exc, str(exc), self._is_live()) from exc
+            status, _ = self.port.last_words()
+            error = transport_error(exc, str(exc) + self.server_words(), self._is_live())
+            if status is not None and error.kind == "transport":
+                error.data = {"exit_status": status}
+            raise error from exc
+
+    def server_words(self) -> str:
+        """stdio: what an error adds about the server: its exit status once it ended and its last
+        lines of stderr (:func:`last_words`); "" for other transports or a silent server."""
+        return last_words(*self.port.last_words())
 
     def send_quietly(self, message: JsonDict) -> None:
         """:meth:`send`, logging a failure instead of raising it."""
@@ -265,11 +304,11 @@ class Session:
             return  # modern HTTP: closing the response stream is the cancellation
         self.send_quietly(jsonrpc.notification("notifications/cancelled", {"requestId": call.id, "reason": reason}))
 
-    def fail_all(self, kind: str, why: Callable[[str], str]) -> list[Call]:
-        """Refuse new requests and fail every one in flight with ``ClientError(kind, why(method))``; returns them."""
+    def fail_all(self, kind: str, why: Callable[[str], str], data: Any = None) -> list[Call]:
+        """Refuse new requests and fail every one in flight with ``ClientError(kind, why(method), data=data)``; returns them."""
         calls = self.calls.close()
         for call in calls:
-            call.failure = ClientError(kind, why(call.method))
+            call.failure = ClientError(kind, why(call.method), data=data)
             call.done.set()
         return calls
 
@@ -283,7 +322,8 @@ class Session:
         """
         try:
             if type(line) is Oversized:
-                self._malformed(line, f"a message of {line.size} bytes or more, over limits['message_bytes']", "limit")
+                why = f"a message of {line.size} bytes or more, over limits['message_bytes']{raise_hint('message_bytes')}"
+                self._malformed(line, why, "limit")
                 return
             try:
                 message = jsonrpc.decode(line)
@@ -379,8 +419,10 @@ class Session:
         if not self._is_live():
             return
         why = "the server closed the connection" if error is None else f"the connection broke: {error}"
-        log.warning("mcp_input_sync: %s (server %s)", why, self.server_id)
-        self.fail_all("transport", lambda method: f"{method} failed: {why}")
+        status, tail = self.port.last_words()
+        log.warning("mcp_input_sync: %s (server %s)%s", why, self.server_id, last_words(status, ""))
+        why += last_words(status, tail)
+        self.fail_all("transport", lambda method: f"{method} failed: {why}", None if status is None else {"exit_status": status})
         self._on_broken()
 
 

@@ -57,8 +57,9 @@ from ._runtime import RealBudget
 from ._runtime.notify import NotificationPump
 from ._runtime.watchdog import Watchdog
 from ._runtime.workers import HandlerPool
-from ._session import Session, collect_pages, transport_error
+from ._session import Session, transport_error
 from ._stats import Stats
+from ._surface import SurfaceAPI
 from ._version import __version__
 from .errors import ClientError
 from .handler import InputHandler
@@ -79,7 +80,7 @@ class ClientState(enum.Enum):
     CLOSED = "closed"  #: closed by close() or by a broken connection; calls raise "closed"
 
 
-class Client(CallsAPI):
+class Client(CallsAPI, SurfaceAPI):
     """A synchronous MCP client.
 
     Args:
@@ -194,7 +195,7 @@ class Client(CallsAPI):
                 raise transport_error(exc, str(exc)) from exc
             self._connect(desk)
         except BaseException:
-            self.close()
+            self.close(1.0)  # a server that failed the handshake gets a short grace, so timeout= bounds the attempt
             raise
         finally:
             self._ready.set()
@@ -268,6 +269,12 @@ class Client(CallsAPI):
         engine = self._engine
         assert engine is not None
         handshake.remember(negotiated.era, engine.version or negotiated.version)
+        legacy = self._legacy
+        if legacy is not None and engine is legacy and handshake.mixes_eras:  # HTTP: 2026-07-28 calls beside the session
+            legacy.endpoint = self._port.era_key() or ""
+            legacy.beside = ModernEngine(
+                session=self._session, desk=desk, port=self._port, options=self._opts, router=self._router, stamp=self._stamp, beside=True
+            )
 
     def _start_engine(self, negotiated: Negotiated) -> None:
         """The server's facts, then the engine's start (logs, or the modern listen and a late discover)."""
@@ -302,10 +309,6 @@ class Client(CallsAPI):
             self._session.receiver = legacy  # as before the decision (a re-probe may follow a modern guess)
             self._session.stamp = None
         self._engine = engine
-
-    def _log_level(self) -> Optional[str]:
-        """The log level a modern request asks for (None: nobody reads logs)."""
-        return self._opts.log_level if self._router.wants_logs else None
 
     def _is_live(self) -> bool:
         return self._state in (ClientState.OPEN, ClientState.CONNECTING)
@@ -369,7 +372,10 @@ class Client(CallsAPI):
         """
         engine = self._ensure_open()
         spec = CallSpec(self._clock_for(timeout, max_total_timeout), assigns, progress, cancel, defer_input, wait)
-        return engine.resume(pending, responses, spec)
+        result = engine.resume(pending, responses, spec)
+        if isinstance(result, dict) and pending.method == "tools/call":
+            return self._check_output(str(pending.params.get("name")), result, timeout)
+        return result
 
     def await_task(
         self,
@@ -399,23 +405,6 @@ class Client(CallsAPI):
         """Ask the server to cancel a task (cooperative: it may still end otherwise)."""
         return self._request("tasks/cancel", {"taskId": task_id}, timeout)
 
-    def list_tools(self, *, timeout: Seconds = _UNSET) -> list[JsonDict]:
-        """Every tool the server offers, following ``nextCursor`` across pages."""
-        engine = self._ensure_open()
-        return engine.note_tools(self._list("tools/list", "tools", timeout))
-
-    def list_resources(self, *, timeout: Seconds = _UNSET) -> list[JsonDict]:
-        """Every resource the server offers, following ``nextCursor``."""
-        return self._list("resources/list", "resources", timeout)
-
-    def list_resource_templates(self, *, timeout: Seconds = _UNSET) -> list[JsonDict]:
-        """Every resource template the server offers, following ``nextCursor``."""
-        return self._list("resources/templates/list", "resourceTemplates", timeout)
-
-    def list_prompts(self, *, timeout: Seconds = _UNSET) -> list[JsonDict]:
-        """Every prompt the server offers, following ``nextCursor``."""
-        return self._list("prompts/list", "prompts", timeout)
-
     def ping(self, *, timeout: Seconds = _UNSET) -> None:
         """Send ``ping`` and wait for the answer."""
         self._request("ping", None, timeout)
@@ -427,14 +416,6 @@ class Client(CallsAPI):
     def _request(self, method: str, params: Optional[JsonDict], timeout: Seconds) -> JsonDict:
         engine = self._ensure_open()
         return engine.request(method, params, is_call=False, clock=self._clock_for(timeout, _UNSET))
-
-    def _list(self, method: str, key: str, timeout: Seconds) -> list[JsonDict]:
-        engine = self._ensure_open()
-
-        def fetch(page_method: str, params: Optional[JsonDict]) -> JsonDict:
-            return engine.request(page_method, params, is_call=False, clock=self._clock_for(timeout, _UNSET))
-
-        return collect_pages(fetch, method, key, self._opts.limits["listing_bytes"])
 
     def _call(
         self,
@@ -609,20 +590,27 @@ def connect_stdio(
     *,
     env: Optional[Mapping[str, str]] = None,
     cwd: Optional[str] = None,
+    inherit_env: bool = False,
     **options: Any,
 ) -> Client:
     """Start ``command`` (an argv list) as an MCP server over stdio and connect to it.
 
+    The server gets ``env`` on top of a few of this process's variables
+    (``HOME``, ``LOGNAME``, ``PATH``, ``SHELL``, ``TERM``, ``USER``; their
+    Windows equivalents there), or on top of all of them with
+    ``inherit_env=True``. Its stderr is logged (docs/reference.md#the-stderr-of-a-stdio-server).
     The handshake runs before this returns. Use the result as a context
     manager, or call ``close()``.
 
     Raises:
-        ClientError: the server cannot be started or no version can be agreed.
+        ClientError: the server cannot be started or no version can be agreed;
+            when the server ends the connection, the message names its exit
+            status and ends with its last lines of stderr.
         TypeError, ValueError: bad options.
     """
     from .transports.stdio import StdioTransport
 
-    client = Client(StdioTransport(command, env=env, cwd=cwd), **options)
+    client = Client(StdioTransport(command, env=env, cwd=cwd, inherit_env=inherit_env), **options)
     client.open()
     return client
 

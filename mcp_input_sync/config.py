@@ -1,19 +1,13 @@
 """Servers from the configuration files editors already keep: Claude Desktop, Cursor, Claude Code, VS Code.
 
-::
-
-    import mcp_input_sync as mis
-
-    servers = mis.load_config(".mcp.json")      # {name: StdioServer | HttpServer | SseServer}
-    with mis.connect(servers["notes"], handler=MyHandler()) as client:
-        ...
+``mis.load_config(".mcp.json")`` returns ``{name: StdioServer | HttpServer | SseServer}``; ``mis.connect`` opens one.
 
 Shapes read (docs/config.md has an example of each):
 
 * ``{"mcpServers": {NAME: {...}}}`` (Claude Desktop, Cursor, Claude Code's
   ``.mcp.json``), ``{"servers": {NAME: {...}}}`` (VS Code's ``mcp.json``),
   and ``{"mcp": {"servers": {...}}}`` (VS Code's ``settings.json``);
-* a server is ``{"command", "args", "env", "cwd", "envFile"}`` (stdio) or
+* a server is ``{"command", "args", "env", "cwd", "envFile", "inheritEnv"}`` (stdio) or
   ``{"url", "headers"}``; ``"type"`` says which (``"stdio"``, ``"http"``,
   ``"streamable-http"``, ``"sse"``), and without it ``command`` means stdio
   and ``url`` means Streamable HTTP, as the editors read it;
@@ -24,15 +18,15 @@ Placeholders, in ``command``, ``args``, ``env``, ``cwd``, ``envFile``,
 ``${input:ID}`` (asks the ``prompt`` given to :func:`load_config`),
 ``${workspaceFolder}`` and ``${userHome}``. A variable that is not set and
 has no default is a :class:`ConfigError` naming it and its server, raised
-while the file is read: no server ever receives a literal ``${VAR}``.
+while the file is read (or, with ``errors=``, kept for that server alone):
+no server ever receives a literal ``${VAR}``.
 
 :func:`outline` says what each server would run or reach without expanding
 anything, for a host to show before it reads a file it did not write.
 
-Every failure is a :class:`ConfigError` that names the file, the server and
-the key, with the file's escape codes written out. Unknown keys are kept (``extra``) and otherwise ignored. The reprs
-show where a value came from (``"${API_KEY}"``), never the value of a
-variable, and hide the values of ``env`` and ``headers``.
+Every failure is a :class:`ConfigError` that names the file, the server and the key, with the file's escape codes
+written out. Unknown keys are kept (``extra``) and otherwise ignored. The reprs show where a value came from
+(``"${API_KEY}"``), never the value of a variable, and hide the values of ``env`` and ``headers``.
 """
 
 from __future__ import annotations
@@ -53,7 +47,7 @@ MAX_CONFIG_BYTES = 4 * 1024 * 1024
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PLACEHOLDER = re.compile(r"\$\{([^{}]*)\}")
 _CONTROL = re.compile(r"[\r\n\x00]")
-_STDIO_KEYS = frozenset({"type", "command", "args", "env", "cwd", "envFile"})
+_STDIO_KEYS = frozenset({"type", "command", "args", "env", "cwd", "envFile", "inheritEnv"})
 _HTTP_KEYS = frozenset({"type", "url", "headers", "oauth"})
 
 Prompt = Callable[[str, Mapping[str, Any]], Optional[str]]
@@ -159,9 +153,8 @@ class ServerConfig:
     extra: Mapping[str, Any]
 
     def __init__(self, name: str, source: Optional[str], extra: Mapping[str, Any]) -> None:
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "source", source)
-        object.__setattr__(self, "extra", MappingProxyType(dict(extra)))
+        for slot, value in (("name", name), ("source", source), ("extra", MappingProxyType(dict(extra)))):
+            object.__setattr__(self, slot, value)
 
     def __setattr__(self, key: str, value: Any) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable")
@@ -180,23 +173,26 @@ class ServerConfig:
 
 
 class StdioServer(ServerConfig):
-    """A server started as a command: ``command`` and ``args`` (strings), ``env`` (added to the process's
-    environment, ``envFile``'s values first), ``cwd``."""
+    """A server started as a command: ``command`` and ``args`` (strings), ``env`` (``envFile``'s values first), ``cwd``.
 
-    __slots__ = ("command", "args", "env", "cwd")
+    The process gets ``env`` on top of a short allow-list of this process's variables (``HOME``, ``PATH``...), or on
+    top of all of them when ``inherit_env`` (the file's ``"inheritEnv": true``) is set."""
+
+    __slots__ = ("command", "args", "env", "cwd", "inherit_env")
     kind = "stdio"
     command: str
     args: tuple[str, ...]
     env: Mapping[str, str]
     cwd: Optional[str]
+    inherit_env: bool
 
     def __init__(self, name: str, command: str, args: tuple[str, ...] = (), env: Optional[Mapping[str, str]] = None,
-                 cwd: Optional[str] = None, *, source: Optional[str] = None, extra: Optional[Mapping[str, Any]] = None) -> None:
+                 cwd: Optional[str] = None, *, source: Optional[str] = None, extra: Optional[Mapping[str, Any]] = None,
+                 inherit_env: bool = False) -> None:
         super().__init__(name, source, extra or {})
-        object.__setattr__(self, "command", command)
-        object.__setattr__(self, "args", tuple(args))
-        object.__setattr__(self, "env", MappingProxyType(dict(env or {})))
-        object.__setattr__(self, "cwd", cwd)
+        for slot, value in (("command", command), ("args", tuple(args)), ("env", MappingProxyType(dict(env or {}))), ("cwd", cwd),
+                            ("inherit_env", bool(inherit_env))):
+            object.__setattr__(self, slot, value)
 
     @property
     def argv(self) -> list[str]:
@@ -204,9 +200,10 @@ class StdioServer(ServerConfig):
         return [self.command, *self.args]
 
     def __repr__(self) -> str:
-        args = ", ".join(_shown(arg) for arg in self.args)
+        args = ", ".join(_shown(arg) for arg in self.args) + ("," if len(self.args) == 1 else "")
         cwd = None if self.cwd is None else _shown(self.cwd)
-        return f"StdioServer(name={self.name!r}, command={_shown(self.command)}, args=({args}), env={_hidden(self.env)}, cwd={cwd})"
+        inherit = ", inherit_env=True" if self.inherit_env else ""
+        return f"StdioServer(name={self.name!r}, command={_shown(self.command)}, args=({args}), env={_hidden(self.env)}, cwd={cwd}{inherit})"
 
 
 class HttpServer(ServerConfig):
@@ -222,9 +219,8 @@ class HttpServer(ServerConfig):
     def __init__(self, name: str, url: str, headers: Optional[Mapping[str, str]] = None, oauth: Optional[Mapping[str, Any]] = None,
                  *, source: Optional[str] = None, extra: Optional[Mapping[str, Any]] = None) -> None:
         super().__init__(name, source, extra or {})
-        object.__setattr__(self, "url", url)
-        object.__setattr__(self, "headers", MappingProxyType(dict(headers or {})))
-        object.__setattr__(self, "oauth", None if oauth is None else MappingProxyType(dict(oauth)))
+        for slot, value in (("url", url), ("headers", MappingProxyType(dict(headers or {}))), ("oauth", None if oauth is None else MappingProxyType(dict(oauth)))):
+            object.__setattr__(self, slot, value)
 
     def __repr__(self) -> str:
         oauth = None if self.oauth is None else sorted(self.oauth)
@@ -466,10 +462,8 @@ def _oauth_value(value: Any, expander: _Expander, server: str, key: str) -> Any:
 
 
 #: The ``oauth`` keys of a configuration file and the ``OAuth`` settings they stand for.
-OAUTH_KEYS = {
-    "clientId": "client_id", "clientSecret": "client_secret", "issuer": "client_issuer", "authorizationServer": "client_issuer",
-    "clientMetadataUrl": "client_metadata_url", "clientName": "client_name", "scopes": "scopes",
-}
+OAUTH_KEYS = {"clientId": "client_id", "clientSecret": "client_secret", "issuer": "client_issuer", "authorizationServer": "client_issuer",
+              "clientMetadataUrl": "client_metadata_url", "clientName": "client_name", "scopes": "scopes"}
 
 
 def oauth_settings(server: "HttpServer") -> dict[str, Any]:
@@ -513,8 +507,11 @@ def _server(name: str, entry: Any, expander: _Expander, source: Optional[str]) -
             env.update(_env_file(env_path if env_path.is_absolute() else expander.workspace / env_path, expander, name))
         env.update(_string_map(entry.get("env"), expander, name, "env"))
         cwd = None if entry.get("cwd") is None else expander.text(entry["cwd"], name, "cwd")
+        inherit = entry.get("inheritEnv", False)
+        if not isinstance(inherit, bool):
+            raise expander.error("must be true or false", name, "inheritEnv")
         extra = {k: v for k, v in entry.items() if k not in _STDIO_KEYS}
-        return StdioServer(name, command, args, env, cwd, source=source, extra=extra)
+        return StdioServer(name, command, args, env, cwd, source=source, extra=extra, inherit_env=inherit)
     if kind in ("http", "sse"):
         url = expander.text(entry.get("url"), name, "url")
         if not url.startswith(("http://", "https://")) and not (expander.dry and url.startswith("${")):
@@ -593,6 +590,7 @@ def load_config(
     environ: Optional[Mapping[str, str]] = None,
     names: Optional[Collection[str]] = None,
     file: Union[str, "os.PathLike[str]", None] = None,
+    errors: Optional[dict[str, ConfigError]] = None,
 ) -> dict[str, ServerConfig]:
     """Read a configuration file (or an already parsed mapping) and return its servers by name, in file order.
 
@@ -607,16 +605,26 @@ def load_config(
             for or checked); a name the file lacks is a ConfigError.
         file: for parsed JSON, the file it was read from (:func:`read_config`):
             errors name it, and ``${workspaceFolder}`` is its folder.
+        errors: a dict that makes each server fail alone, as the editors do: a
+            server that cannot be described (malformed, or naming a variable
+            that is not set) is left out and its ConfigError put here by name.
 
     Raises:
-        ConfigError: the file cannot be read, is not such a configuration, or a
-            server in it is malformed or names a variable that is not set.
+        ConfigError: the file cannot be read, is not such a configuration, or
+            (without ``errors``) a server in it is malformed or names a variable that is not set.
     """
     path, servers, inputs = _servers_in(source, file)
     where = None if path is None else str(path)
-    chosen = _wanted(servers, names, where)
     expander = _Expander(where, _workspace(path), os.environ if environ is None else environ, prompt, inputs)
-    return {name: _server(name, servers[name], expander, where) for name in chosen}
+    found: dict[str, ServerConfig] = {}
+    for name in _wanted(servers, names, where):
+        try:
+            found[name] = _server(name, servers[name], expander, where)
+        except ConfigError as exc:
+            if errors is None:
+                raise
+            errors[name] = exc
+    return found
 
 
 class Outline(NamedTuple):

@@ -34,11 +34,18 @@ SEPARATOR = "/"
 ConfigSource = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 
 
-def _servers(config: Any) -> dict[str, ServerConfig]:
-    """Described servers from a path, a parsed file, or a mapping of already described ones (``{}``: none)."""
+def _servers(config: Any, failed: dict[str, ConfigError]) -> dict[str, ServerConfig]:
+    """Described servers from a path, a parsed file, or a mapping of already described ones (``{}``: none).
+
+    Each server of a file fails alone: one that cannot be described is left out and its ConfigError put in ``failed``.
+    """
     if isinstance(config, Mapping) and all(isinstance(v, ServerConfig) for v in config.values()):
         return dict(config)
-    return load_config(config)
+    return load_config(config, errors=failed)
+
+
+def _unknown(name: str, servers: Mapping[str, Any], failed: Mapping[str, Any]) -> ConfigError:
+    return ConfigError(f"is not in the configuration (it has {', '.join(sorted([*servers, *failed])) or 'no server'})", server=name)
 
 
 def _scrubbed(exc: ClientError, server: ServerConfig) -> ClientError:
@@ -60,16 +67,21 @@ def connect(server: Union[ServerConfig, str], *, config: Optional[ConfigSource] 
     by the file's ``oauth`` object for that server, e.g. its ``clientId``).
 
     Raises:
-        ConfigError: a name that ``config`` does not hold, or no ``config`` for a name.
+        ConfigError: a name that ``config`` does not hold, or no ``config`` for a name;
+            the named server's own ConfigError when it cannot be described (the
+            other servers of the file do not matter).
         ClientError: the server cannot be opened; ``kind="transport"`` for a
             server on the HTTP+SSE transport of 2024-11-05, which this library does not speak.
     """
     if isinstance(server, str):
         if config is None:
             raise ConfigError("connect(name) needs config=", server=server)
-        servers = _servers(config)
+        failed: dict[str, ConfigError] = {}
+        servers = _servers(config, failed)
+        if server in failed:
+            raise failed[server]
         if server not in servers:
-            raise ConfigError(f"is not in the configuration (it has {', '.join(sorted(servers)) or 'no server'})", server=server)
+            raise _unknown(server, servers, failed)
         server = servers[server]
     if not isinstance(server, ServerConfig):
         raise TypeError("connect() takes a described server (from load_config) or its name")
@@ -83,7 +95,7 @@ def connect(server: Union[ServerConfig, str], *, config: Optional[ConfigSource] 
 def _open(server: ServerConfig, handler: Any, options: dict[str, Any]) -> Client:
     if isinstance(server, StdioServer):
         options.pop("auth", None)
-        return connect_stdio(server.argv, env=dict(server.env) or None, cwd=server.cwd, handler=handler, **options)
+        return connect_stdio(server.argv, env=dict(server.env), cwd=server.cwd, inherit_env=server.inherit_env, handler=handler, **options)
     if isinstance(server, SseServer):
         raise ClientError(
             "transport",
@@ -203,12 +215,17 @@ class ServerGroup:
         """The server and the tool a group tool name stands for (as :meth:`list_tools` named it).
 
         Raises:
-            KeyError: a name that names no open server.
+            KeyError: a name that names no open server; for a server that did
+                not open, the message names it and its error (``group.errors``).
         """
         with self._lock:
             route = self._routes.get(qualified)
         if route is not None:
             return route
+        for name in sorted(self.errors, key=len, reverse=True):
+            prefix = name + self.separator
+            if qualified.startswith(prefix) and len(qualified) > len(prefix) and name not in self.clients:
+                raise KeyError(f"server {name!r} did not open, so {qualified!r} cannot be called: {self.errors[name]} (group.errors[{name!r}])")
         # not listed yet: the longest server name that prefixes it, then the separator
         for name in sorted(self.clients, key=len, reverse=True):
             prefix = name + self.separator
@@ -273,35 +290,43 @@ def connect_all(
         handler: the one InputHandler for every server (``ctx.server_id`` is the server's name).
         names: only these servers (default: all of them).
         on_error: ``"raise"`` (default): if any server does not open, close
-            the others and raise :class:`GroupError`; ``"report"``: keep the
-            ones that opened and list the others in ``group.errors``.
+            the others and raise :class:`GroupError` (a server of the file
+            that cannot be described raises its ConfigError before any opens);
+            ``"report"``: keep the ones that opened and list the others in
+            ``group.errors``, a server that cannot be described with its ConfigError.
         separator: between server and tool in the group's tool names (default ``"/"``).
         **options: for every server's client (``timeout``, ``auth``, limits, ...).
 
     Raises:
-        ConfigError: the configuration cannot be read, or names a server it does not have.
+        ConfigError: the configuration cannot be read, names a server it does not
+            have, or (``on_error="raise"``) a chosen server cannot be described.
         GroupError: with ``on_error="raise"``, the servers that did not open and why.
     """
     if on_error not in ("raise", "report"):
         raise ValueError("on_error must be 'raise' or 'report'")
     if isinstance(names, str):
         raise TypeError("names must be a list of server names, not one string")
-    servers = _servers(config)
-    chosen = list(servers) if names is None else list(names)
+    failed: dict[str, ConfigError] = {}
+    servers = _servers(config, failed)
+    chosen = [*servers, *failed] if names is None else list(names)
     for name in chosen:
-        if name not in servers:
-            raise ConfigError(f"is not in the configuration (it has {', '.join(sorted(servers)) or 'no server'})", server=name)
+        if name not in servers and name not in failed:
+            raise _unknown(name, servers, failed)
+    unusable = {name: failed[name] for name in chosen if name in failed}
+    if unusable and on_error == "raise":
+        raise next(iter(unusable.values()))
     results = _in_parallel(
-        {name: (lambda s=servers[name]: connect(s, handler=handler, **options)) for name in chosen},
+        {name: (lambda s=servers[name]: connect(s, handler=handler, **options)) for name in chosen if name in servers},
         undo=lambda client: client.close(),
     )
     clients = {name: results[name][1] for name in chosen if results.get(name, (False, None))[0]}
-    errors = {name: results[name][1] for name in chosen if name in results and not results[name][0]}
+    errors: dict[str, BaseException] = {name: results[name][1] for name in chosen if name in results and not results[name][0]}
     mistakes = [exc for exc in errors.values() if isinstance(exc, (TypeError, ValueError)) and not isinstance(exc, ClientError)]
     if mistakes:  # the caller's own error (a bad option): not a server's
         ServerGroup(clients, {}).close()
         raise mistakes[0]
-    group = ServerGroup(clients, errors, separator=separator)
+    every = {**errors, **unusable}
+    group = ServerGroup(clients, {name: every[name] for name in chosen if name in every}, separator=separator)
     if errors and on_error == "raise":
         group.close()
         raise GroupError(errors)

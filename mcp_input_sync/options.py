@@ -31,7 +31,7 @@ DEFAULT_SAMPLING: Mapping[str, Any] = MappingProxyType(
 DEFAULT_ELICITATION: Mapping[str, Any] = MappingProxyType({"origin": None})
 #: RFC 5424 levels, as MCP names them.
 LOG_LEVELS = LEVELS
-PROTOCOL_CHOICES = ("auto", "legacy", "modern")
+PROTOCOL_CHOICES = ("auto", "prefer-legacy", "prefer-modern", "legacy", "modern")
 
 _NAMES = frozenset(
     {
@@ -53,6 +53,7 @@ _NAMES = frozenset(
         "log_level",
         "tasks",
         "limits",
+        "validate_output",
     }
 )
 
@@ -116,6 +117,7 @@ _DEFAULTS: Mapping[str, Any] = MappingProxyType(
         "log_level": "info",
         "tasks": False,
         "limits": DEFAULT_LIMITS,
+        "validate_output": True,
     }
 )
 
@@ -141,6 +143,7 @@ class Options:
     log_level: str
     tasks: bool
     limits: Mapping[str, int]
+    validate_output: bool
 
     def __init__(self, **values: Any) -> None:
         unknown = set(values) - _NAMES
@@ -215,8 +218,9 @@ class Options:
             o["elicitation"] = MappingProxyType(e)
         if "log_level" in o and o["log_level"] not in LOG_LEVELS:
             raise ValueError(f"log_level must be one of {LOG_LEVELS}")
-        if "tasks" in o and not isinstance(o["tasks"], bool):
-            raise TypeError("tasks must be a bool")
+        for flag in ("tasks", "validate_output"):
+            if flag in o and not isinstance(o[flag], bool):
+                raise TypeError(f"{flag} must be a bool")
         if "limits" in o:
             lim = _keys("limits", o["limits"], DEFAULT_LIMITS)
             for key, value in lim.items():

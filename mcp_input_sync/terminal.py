@@ -29,9 +29,14 @@ What it does:
   notifications are printed after :func:`mcp_input_sync.reflect.text`.
 
 ``assume_yes=True`` asks nothing: forms take their defaults, URL consent
-and sampling approval are given (sampling needs a ``model`` then, or it is
+is given (``yes_urls="decline"`` declines it, as the CLI's ``--yes`` does)
+and sampling approval is given (sampling needs a ``model`` then, or it is
 refused). ``answers`` scripts every answer by the rules of the CLI's
 ``--answers`` file (see :meth:`TerminalHandler.__init__`).
+
+Logs print as ``[level] logger: message`` (a ``msg`` or ``message`` of a
+dict is the message); the same notification sent again and again is
+printed once, then counted (:meth:`TerminalHandler.fold_done`).
 
 A prompt stops as soon as the library cancels the request (timeout, server
 cancellation, close): when stdin has a file descriptor the handler reads it
@@ -186,8 +191,11 @@ class TerminalHandler(InputHandler):
         stdout: where requests, prompts, progress and logs are written (default ``sys.stdout``).
         stderr: where warnings are written (default ``sys.stderr``).
         assume_yes: ask nothing: forms take their defaults (a required field
-            without one declines the form), URLs are accepted (never opened),
+            without one declines the form), URLs get ``yes_urls`` (never opened),
             sampling is approved and answered by ``model`` (refused without one).
+        yes_urls: the answer to a URL elicitation under ``assume_yes``:
+            ``"accept"`` (the default) or ``"decline"`` (the CLI's ``--yes``,
+            as an answers file without ``"_url"``).
         model: ``model(params) -> str`` writes the reply of an approved
             sampling request; default: the user types it.
         model_name: the ``model`` reported in sampling results.
@@ -217,6 +225,7 @@ class TerminalHandler(InputHandler):
         answers: Optional[Mapping[str, Any]] = None,
         roots: Optional[Sequence[Union[str, Path]]] = None,
         bar_width: int = 30,
+        yes_urls: str = "accept",
     ) -> None:
         import sys
 
@@ -224,6 +233,9 @@ class TerminalHandler(InputHandler):
         self.out = stdout if stdout is not None else sys.stdout
         self.err = stderr if stderr is not None else sys.stderr
         self.assume_yes = assume_yes
+        if yes_urls not in ("accept", "decline"):
+            raise ValueError('yes_urls must be "accept" or "decline"')
+        self.yes_urls = yes_urls
         self.model = model
         self.model_name = model_name
         self.answers: Optional[dict[str, Any]] = None if answers is None else validate_answers(dict(answers))
@@ -235,6 +247,8 @@ class TerminalHandler(InputHandler):
         self._prompt_lock = threading.Lock()
         self._out_lock = threading.RLock()
         self._bar_open = False
+        self._last_notice: Optional[str] = None
+        self._repeats = 0
 
     # ------------------------------------------------------------------ output
 
@@ -247,10 +261,22 @@ class TerminalHandler(InputHandler):
     def say(self, line: str) -> None:
         """Write one line to ``stdout`` (ending an open progress bar first)."""
         with self._out_lock:
+            self._fold_end()
             if self._bar_open:
                 self.out.write("\n")
                 self._bar_open = False
             self.out.write(line + "\n")
+            self.out.flush()
+
+    def _fold_end(self) -> None:
+        if self._repeats:
+            self.out.write(f"{_INDENT}(the same notice {self._repeats} more time{'s' if self._repeats > 1 else ''})\n")
+        self._last_notice, self._repeats = None, 0
+
+    def fold_done(self) -> None:
+        """Say how many times the last notice came again, if it did; call once the client is closed."""
+        with self._out_lock:
+            self._fold_end()
             self.out.flush()
 
     def warn(self, line: str) -> None:
@@ -269,6 +295,7 @@ class TerminalHandler(InputHandler):
         """Show ``prompt`` and read one line; raise _Stop at end of input or cancellation."""
         with self._reader.no_echo(secret):
             with self._out_lock:
+                self._fold_end()
                 if self._bar_open:
                     self.out.write("\n")
                     self._bar_open = False
@@ -477,7 +504,7 @@ class TerminalHandler(InputHandler):
             action = self.answers.get("_url", "decline")
             return self._url_done(lines, str(action), "answers file")
         if self.assume_yes:
-            return self._url_done(lines, "accept", "--yes")
+            return self._url_done(lines, self.yes_urls, "--yes")
         if not self._acquire(ctx):
             return {"action": "cancel"}
         try:
@@ -566,17 +593,29 @@ class TerminalHandler(InputHandler):
         return {"roots": roots}
 
     def handle_log(self, entry: dict[str, Any], ctx: InputContext) -> None:
-        """Print a server log entry, sanitised."""
+        """Print a server log entry as ``[level] logger: message``, sanitised."""
         level = _clean(entry.get("level", "info"), 20)
-        logger = _clean(entry.get("logger", ""), _LABEL_LIMIT)
-        self.say(f"  log        [{level}] {logger}: {_clean(entry.get('data'))}")
+        logger = _clean(entry.get("logger") or "", _LABEL_LIMIT)
+        data = entry.get("data")
+        if isinstance(data, dict):
+            said = next((k for k in ("msg", "message") if isinstance(data.get(k), str)), None)
+            if said is not None:  # FastMCP and logging adapters: {"msg": ..., "extra": null}
+                rest = {k: v for k, v in data.items() if k != said and v is not None}
+                data = data[said] + (f" {_clean(rest)}" if rest else "")
+        self.say(f"  log        [{level}] {logger + ': ' if logger else ''}{_clean(data)}")
 
     def handle_notification(self, method: str, params: dict[str, Any], ctx: InputContext) -> None:
-        """Print a server notification, sanitised."""
+        """Print a server notification, sanitised; the same one again, right after, is counted, not printed."""
         if method == "notifications/elicitation/complete":
             self.say(f"  url        the server says the visit is complete ({_clean(params.get('elicitationId', ''), _LABEL_LIMIT)})")
-        else:
-            self.say(f"  notice     {_clean(method, _LABEL_LIMIT)} {_clean(params, 500)}")
+            return
+        line = f"  notice     {_clean(method, _LABEL_LIMIT)} {_clean(params, 500) if params else ''}".rstrip()
+        with self._out_lock:
+            if line == self._last_notice and not self._bar_open:
+                self._repeats += 1
+                return
+            self.say(line)
+            self._last_notice = line
 
     def progress(self, update: Mapping[str, Any]) -> None:
         """Draw a progress bar; pass as ``call_tool(..., progress=handler.progress)``."""
@@ -595,6 +634,7 @@ class TerminalHandler(InputHandler):
             line = f"  progress   {done:g} {message}".rstrip()
             finished = False
         with self._out_lock:
+            self._fold_end()
             if self._isatty(self.out):
                 self.out.write("\r" + line + "\x1b[K")
                 self._bar_open = not finished

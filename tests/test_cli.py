@@ -120,12 +120,12 @@ def test_echo_ok_and_progress_of_a_long_call() -> None:
     assert "3/3 packed the charger" in done.stderr
 
 
-def test_yes_accepts_defaults_and_refuses_sampling_without_a_model() -> None:
+def test_yes_accepts_defaults_declines_urls_and_refuses_sampling_without_a_model() -> None:
     done = cli("call", "--yes", "plan_trip", *SERVER)
     assert done.returncode == 3
     assert "sampling" in done.stderr
-    booked = cli("call", "--yes", "book_hotel", *SERVER)
-    assert booked.returncode == 0, booked.stderr
+    booked = cli("call", "--yes", "book_hotel", *SERVER)  # a URL is accepted only at the prompt or by "_url": "accept"
+    assert booked.returncode == 3 and "-> decline (--yes)" in booked.stderr, booked.stderr
 
 
 def test_typed_answers_on_a_pipe() -> None:
@@ -194,7 +194,7 @@ def test_listing_sub_commands() -> None:
     tools = cli("tools", *SERVER)
     assert tools.returncode == 0
     assert tools.stdout.splitlines()[0] == "tools: 4"
-    assert "  plan_trip  Plan a trip" in tools.stdout
+    assert "  plan_trip  Plans a trip:" in tools.stdout  # the description's first line, not the title
     listed = json.loads(cli("tools", "--json", *SERVER).stdout)
     assert [t["name"] for t in listed["tools"]] == ["plan_trip", "book_hotel", "pack_bags", "echo"]
     for what in ("resources", "prompts"):

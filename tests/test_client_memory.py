@@ -644,12 +644,13 @@ def test_a_cached_era_that_fails_when_its_engine_starts_is_forgotten_and_probed_
 
     server.override("server/discover", discover)
     transport: Any = server.transport
-    transport.ties_by_stream, transport.origin = True, "http://cached.example"  # an HTTP origin, for the cache
-    _ERA_CACHE["http://cached.example"] = ("modern", "2026-07-28")
+    transport.ties_by_stream, transport.era_key = True, "http://cached.example/mcp"  # an HTTP endpoint, for the cache
+    key = ("modern", "http://cached.example/mcp")  # protocol="prefer-modern", this endpoint
+    _ERA_CACHE[key] = ("modern", "2026-07-28")
     try:
-        with open_client(server, None, discover_timeout=0.2) as client:
+        with open_client(server, None, discover_timeout=0.2, protocol="prefer-modern") as client:
             assert client.era == "legacy" and len(discovers) == 2
-            assert _ERA_CACHE["http://cached.example"] == ("legacy", client.protocol_version)
+            assert _ERA_CACHE[key] == ("legacy", client.protocol_version)
     finally:
-        _ERA_CACHE.pop("http://cached.example", None)
+        _ERA_CACHE.pop(key, None)
     server.close()

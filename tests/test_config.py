@@ -315,3 +315,27 @@ def test_read_once_then_outline_and_load_with_file(tmp_path: Path) -> None:
         load_config(data, file=path, environ={})
     assert caught.value.file == str(path) and "NOPE" in str(caught.value)
     assert load_config(data, file=path, environ={"NOPE": "x"})["s"].args == (str(tmp_path / "sub"), "x")
+
+
+def test_with_errors_each_server_fails_alone() -> None:
+    config = {"mcpServers": {
+        "fast": {"command": "uvx", "args": ["fast-server", "--key", "${FAST_KEY}"]},
+        "everything": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"]},
+        "odd": {"command": 7},
+    }}
+    with pytest.raises(ConfigError, match="FAST_KEY"):
+        load_config(config, environ={})
+    failed: dict[str, ConfigError] = {}
+    servers = load_config(config, environ={}, errors=failed)
+    assert list(servers) == ["everything"] and list(failed) == ["fast", "odd"]
+    assert failed["fast"].server == "fast" and failed["fast"].key == "args[2]" and "FAST_KEY" in str(failed["fast"])
+    assert failed["odd"].key == "command"
+    with pytest.raises(ConfigError, match="is not in the file"):
+        load_config(config, names=["nope"], errors=failed)  # the caller's mistake is still raised
+
+
+def test_a_one_argument_repr_reads_as_a_tuple() -> None:
+    server = load_config({"mcpServers": {"s": {"command": "python", "args": ["server.py"]}}})["s"]
+    assert "args=('server.py',)" in repr(server)
+    assert eval(repr(server).split("args=", 1)[1].split(", env=", 1)[0]) == ("server.py",)
+    assert "args=()" in repr(StdioServer("t", "run"))

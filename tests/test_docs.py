@@ -101,7 +101,7 @@ def test_the_public_surface_is_sorted_and_complete() -> None:
         assert hasattr(mis, name)
     public = {n for n in dir(mis) if not n.startswith("_") and n not in {"annotations"}}
     # public submodules (loaded on demand) and the modules behind the re-exports
-    modules = {"reflect", "client", "errors", "handler", "options", "transports", "testing", "terminal", "web", "conformance", "oauth", "config", "group"}
+    modules = {"reflect", "client", "errors", "handler", "options", "transports", "testing", "terminal", "web", "conformance", "oauth", "config", "group", "pool"}
     assert public - modules - set(mis.__all__) == set()
 
 
@@ -274,7 +274,7 @@ def serve_stdio() -> None:
     fake.transport.close(2.0)
 
 
-SERVER_PY = "from tests.test_docs import serve_stdio\n\nserve_stdio()\n"
+SERVER_PY = f"import sys\n\nsys.path.insert(0, {str(ROOT)!r})  # a stdio server gets no PYTHONPATH\nfrom tests.test_docs import serve_stdio\n\nserve_stdio()\n"
 
 
 class Setup(NamedTuple):

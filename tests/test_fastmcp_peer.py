@@ -118,12 +118,16 @@ def test_modern_era_input_required_rounds(transport: str, http_url: str) -> None
         assert text(client.call_tool("mrtr_form", {})) == "hello Grace"
         assert text(client.call_tool("mrtr_sampling", {})) == "sampled: hi"
         assert text(client.call_tool("echo", {"text": "ping"})) == "ping"
-        refused = client.call_tool("elicit_dataclass", {})  # FastMCP refuses ctx.elicit in this era itself
-        assert refused.get("isError") is True and "2026-07-28" in text(refused)
+        with pytest.raises(mis.ClientError) as info:  # FastMCP refuses ctx.elicit in this era itself
+            client.call_tool("elicit_dataclass", {})
+        assert (info.value.kind, info.value.check) == ("protocol", "era")
+        assert info.value.data["result"]["isError"] is True and 'protocol="legacy"' in info.value.message
 
 
-def test_era_detection_picks_2026_07_28_for_fastmcp_over_http(http_url: str) -> None:
+def test_era_detection_prefers_the_handshake_era_for_fastmcp_over_http(http_url: str) -> None:
     with mis.connect_http(http_url, handler=Answers()) as client:
+        assert client.protocol_version == "2025-11-25"
+    with mis.connect_http(http_url, handler=Answers(), protocol="prefer-modern") as client:
         assert client.protocol_version == "2026-07-28"
 
 

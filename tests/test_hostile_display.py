@@ -18,6 +18,7 @@ import io
 import json
 import logging
 import re
+import sys
 import time
 import unicodedata
 from pathlib import Path
@@ -296,8 +297,12 @@ def answers_file(tmp_path: Path) -> str:
     return str(path)
 
 
-@pytest.mark.parametrize("as_json", [False, True])
-def test_the_command_line_prints_no_server_text_raw(hostile_cli: FakeServer, tmp_path: Path, capsys: pytest.CaptureFixture[str], as_json: bool) -> None:
+@pytest.mark.parametrize("stdout", ["terminal", "json"])
+def test_the_command_line_prints_no_server_text_raw(
+    hostile_cli: FakeServer, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, stdout: str
+) -> None:
+    as_json = stdout == "json"
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)  # a person reads it
     code = main(["call", *(["--json"] if as_json else []), "--answers", answers_file(tmp_path), "everything", "--", "server"])
     out, err = capsys.readouterr()
     assert code == 3, err  # the link was declined (answers file)
@@ -313,6 +318,15 @@ def test_the_command_line_prints_no_server_text_raw(hostile_cli: FakeServer, tmp
         assert "\\u202e" in out  # the image and resource blocks and structuredContent are JSON, hidden code points escaped
         json_lines = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
         assert {"type": "image", "data": "aGk=", "mimeType": "image/png" + HOSTILE} in json_lines
+
+
+def test_a_pipe_gets_the_tools_exact_text_and_stderr_stays_clean(hostile_cli: FakeServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # stdout is not a terminal: a program reads it, so the tool's text is written as sent (issue 22); stderr is for a person
+    code = main(["call", "--answers", answers_file(tmp_path), "everything", "--", "server"])
+    out, err = capsys.readouterr()
+    assert code == 3, err
+    assert out.startswith(HOSTILE.replace("\ud800", "\ufffd") + "\nsecond line\t")
+    assert raw_hidden(err) == []
 
 
 def test_an_error_message_is_printed_clean(hostile_cli: FakeServer, capsys: pytest.CaptureFixture[str]) -> None:

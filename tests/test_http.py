@@ -85,7 +85,7 @@ def test_a_flood_over_http_gets_one_answer_each(legacy_url: str) -> None:
 
 def test_modern_http_rounds_run_unchanged(modern_url: str) -> None:
     handler = Answers()
-    with mis.connect_http(modern_url, handler=handler) as client:
+    with mis.connect_http(modern_url, handler=handler, protocol="prefer-modern") as client:
         assert (client.era, client.protocol_version) == ("modern", V)
         out = tool_json(client.call_tool("ask_multi"))
         assert out["llm"] == "sampled"
@@ -101,12 +101,12 @@ def test_modern_http_cancels_by_closing_the_stream(modern_url: str) -> None:
         assert tool_text(client.call_tool("echo", {"text": "after"})) == "after"
 
 
-def test_the_era_is_cached_per_origin(modern_url: str) -> None:
-    with mis.connect_http(modern_url) as first:
+def test_the_era_is_cached_per_endpoint(modern_url: str) -> None:
+    with mis.connect_http(modern_url, protocol="prefer-modern") as first:
         assert first.era == "modern"
     from mcp_input_sync._handshake import _ERA_CACHE
 
-    assert _ERA_CACHE[modern_url.rsplit("/", 1)[0]] == ("modern", V)
+    assert _ERA_CACHE[("modern", modern_url)] == ("modern", V)
 
 
 # ---------------------------------------------------------------------------- scripted edge cases
@@ -261,7 +261,7 @@ def test_x_mcp_header_arguments_become_headers_and_invalid_tools_are_dropped(tin
 
     server = TinyServer(answer)
     tiny.append(server)
-    with mis.connect_http(server.url) as client:
+    with mis.connect_http(server.url, protocol="prefer-modern") as client:
         assert [t["name"] for t in client.list_tools()] == ["good"]
         client.call_tool("good", {"region": "Zürich", "n": 3})
     call = server.posts("tools/call")[0]
@@ -315,7 +315,7 @@ def test_modern_http_logs_progress_and_a_listen_stream(modern_url: str) -> None:
 
     handler = Hearing()
     updates: list[JsonDict] = []
-    with mis.connect_http(modern_url, handler=handler) as client:
+    with mis.connect_http(modern_url, handler=handler, protocol="prefer-modern") as client:
         assert tool_text(client.call_tool("log_and_progress", {"steps": 2}, progress=updates.append)) == "done 2 steps"
         client.subscribe_resource("file:///watched.txt")
         assert tool_text(client.call_tool("notify_changes", {"uri": "file:///watched.txt"})) == "published"

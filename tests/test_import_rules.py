@@ -198,9 +198,9 @@ def test_rule_9_only_the_client_imports_the_engines_and_the_handshake() -> None:
     assert importers == {P + "client"}
 
 
-APPLICATIONS = ("web", "terminal", "testing", "conformance", "__main__", "_cli_config", "_demo", "_demo_server")
+APPLICATIONS = ("web", "terminal", "testing", "conformance", "__main__", "_cli_config", "_cli_output", "_demo", "_demo_server")
 #: What an application may import: the public modules and the pure core.
-PUBLIC = ("client", "errors", "handler", "options", "reflect", "transports", "terminal", "web", "testing", "oauth", "config", "group", "_protocol", "_version")
+PUBLIC = ("client", "errors", "handler", "options", "reflect", "transports", "terminal", "web", "testing", "oauth", "config", "group", "pool", "_protocol", "_version")
 #: ... and one another (the command line runs the demo, which runs the demo server).
 
 
@@ -222,6 +222,10 @@ def test_rule_12_config_reads_files_with_the_stdlib_alone() -> None:
 
 def test_rule_12_the_group_opens_servers_through_the_public_client_only() -> None:
     assert GRAPH[P + "group"] == {P + "client", P + "config", P + "errors"}
+
+
+def test_rule_12_the_pool_leases_public_clients_on_the_runtime_alone() -> None:
+    assert GRAPH[P + "pool"] <= {P + "client", P + "errors", P + "_clock", *modules("_runtime")}
 
 
 def test_rule_11_the_transports_never_import_oauth() -> None:

@@ -306,7 +306,7 @@ def test_a_tied_request_gets_the_calls_assigns_and_request_id(peer: Peer) -> Non
     assert ctx.related_request_id == call["id"]
     assert ctx.assigns == {"who": "call", "user_id": 7}
     assert ctx.client == "mcp_input_sync" and ctx.era == "legacy" and ctx.mode == "form"
-    assert ctx.server_id == ("memory" if peer.kind == "memory" else "python")
+    assert ctx.server_id == ("memory" if peer.kind == "memory" else "sdk_legacy_server")
 
 
 def test_a_request_with_two_calls_in_flight_is_untied_and_uses_the_client_assigns(peer: Peer) -> None:

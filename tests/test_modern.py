@@ -76,6 +76,7 @@ def recorder() -> Iterator[Recorder]:
 
 
 def connect(recorder: Recorder, command: list[str], handler: Optional[mis.InputHandler] = None, *flags: str, **options: Any) -> mis.Client:
+    options.setdefault("protocol", "prefer-modern")  # the probe first; "auto" tries the handshake first (test_era_choice.py)
     client = mis.Client(RecordingStdio(command + list(flags), recorder), handler=handler, **options)
     client.open()
     return client
@@ -599,7 +600,7 @@ def test_era_detection(recorder: Recorder, flags: list[str], options: JsonDict, 
 
 
 def test_a_server_whose_reader_died_on_the_probe_is_restarted_once(recorder: Recorder, caplog: pytest.LogCaptureFixture) -> None:
-    with connect(recorder, SCRIPTED, Answers(), "--crash-on-discover", discover_timeout=0.2, timeout=0.5) as client:
+    with connect(recorder, SCRIPTED, Answers(), "--crash-on-discover", discover_timeout=0.2, timeout=2) as client:
         assert (client.era, client.protocol_version) == ("legacy", "2025-11-25")
         assert tool_text(client.call_tool("echo", {"text": "second process"}, timeout=10)) == "second process"
     methods = [m.get("method") for m in recorder.sent]

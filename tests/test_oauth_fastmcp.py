@@ -80,11 +80,11 @@ def whoami(client: mis.Client) -> str:
     return str(client.call_tool("whoami", {})["content"][0]["text"])
 
 
-@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+@pytest.mark.parametrize("protocol", ["prefer-modern", "legacy"])
 def test_login_and_calls_from_several_threads_in_both_eras(server: Server, protocol: str) -> None:
     auth = Counted()
     with connect(server, auth, protocol) as client:
-        assert client.era == ("modern" if protocol == "auto" else "legacy")
+        assert client.era == ("modern" if protocol == "prefer-modern" else "legacy")
         assert whoami(client) == "mcp"
         results: list[Any] = []
         errors: list[BaseException] = []

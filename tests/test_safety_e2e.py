@@ -280,7 +280,7 @@ def test_only_local_file_roots_are_sent_normalised(recorder: Recorder, caplog: p
         {"uri": "file:///home/me", "name": "home", "_meta": {"k": 1}},
     ]
     assert sum("roots/list answer" in r.getMessage() for r in caplog.records) == 2
-    assert handler.seen[0][2].server_id == "python"
+    assert handler.seen[0][2].server_id == "hostile_server"  # the script, not the interpreter
 
 
 def test_a_malformed_roots_result_answers_internal_error(recorder: Recorder) -> None:

@@ -168,12 +168,13 @@ def test_the_docs_flask_example_runs() -> None:
     namespace: dict[str, Any] = {"__name__": "web_docs_example"}
     exec(compile(example, "docs/web.md", "exec"), namespace)
     try:
-        assert namespace["client"].era in ("legacy", "modern")
+        with namespace["trips"].lease() as client:  # the example's ClientPool of the stdio server
+            assert client.era in ("legacy", "modern")
         web = namespace["app"].test_client()
         with web.session_transaction() as sess:
             sess["user_id"] = "alice"
         assert "Nothing is waiting" in web.get("/inputs/").text
     finally:
-        namespace["client"].close()
+        namespace["trips"].close()
     (timing,) = [b for b in blocks if "handler_timeout" in b]
     exec(compile(timing, "docs/web.md", "exec"), {})

@@ -25,6 +25,10 @@ def modern_server(peer):
         if "id" not in msg:
             continue
         params = msg.get("params") or {}
+        if msg["method"] == "initialize":  # a 2026-07-28-only server refuses the handshake, naming its versions
+            error = {"code": -32022, "message": "Unsupported protocol version", "data": {"supported": [V]}}
+            peer.send({"jsonrpc": "2.0", "id": msg["id"], "error": error})
+            continue
         if msg["method"] == "server/discover":
             result = {"resultType": "complete", "supportedVersions": [V], "capabilities": {"tools": {}},
                       "ttlMs": 0, "cacheScope": "private"}

@@ -8,6 +8,7 @@ from typing import Any, Callable, Mapping, Optional, Protocol, TypeVar, Union
 from .. import _clock
 from .._calls import CallSpec, ProgressCallback
 from .._protocol.deadlines import CallClock
+from .._protocol.eras import ERA_SETTING, era_advice, era_needed_by_error, era_needed_by_result
 from .._protocol.forms import quoted
 from .._protocol.jsonrpc import JsonDict
 from .._protocol.modern import PendingCall
@@ -23,6 +24,10 @@ AGAIN_NOW: Any = object()
 
 #: The longest pause between two polls of a task, in seconds.
 MAX_POLL_PAUSE = 5.0
+
+#: The tools learnt, this process, to need the 2026-07-28 era beside a handshake session:
+#: (endpoint, tool name) -> the era (docs/modern.md#which-era).
+TOOL_ERAS: dict[tuple[str, str], str] = {}
 
 
 class EraEngine(Receiver, Protocol):
@@ -70,6 +75,9 @@ class EraEngine(Receiver, Protocol):
     def subscribe_resource(self, uri: str, subscribe: bool) -> None:
         """Hear (or stop hearing) updates of one resource."""
 
+    def set_log_level(self, level: str, clock: CallClock) -> None:
+        """The caller chose a log level: legacy sends ``logging/setLevel``; modern stamps it on later requests."""
+
     def roots_changed(self) -> None:
         """The handler's roots changed."""
 
@@ -112,3 +120,48 @@ def poll_task(
             raise ClientError("cancelled", "await_task was cancelled")
         if _clock.monotonic() - clock.started >= clock.max_total:
             raise ClientError("timeout", f"task {quoted(task_id)} did not finish within max_total_timeout")
+
+
+def wrong_era(
+    era: str,
+    version: Optional[str],
+    method: str,
+    params: JsonDict,
+    exc: Optional[ClientError] = None,
+    result: Optional[JsonDict] = None,
+    learnt: bool = False,
+) -> Optional[ClientError]:
+    """The error to raise when a tool call failed because the tool wants the other era, else None.
+
+    ``exc`` is the call's error, or ``result`` its ``isError`` result. A
+    certain match becomes ``ClientError(kind="protocol", check="era")``
+    whose message says which era the tool needs, that the call was not
+    sent again and what to pass instead; a hint only (the SDK's ambiguous
+    -32603) keeps the server's error and adds the advice to its message.
+    """
+    if method != "tools/call":
+        return None
+    tool = str(params.get("name"))
+    shown = version or era
+    if exc is not None:
+        if exc.kind != "remote":
+            return None
+        need = era_needed_by_error(era, exc.code, exc.message)
+        said = exc.message
+    elif result is not None:
+        need = era_needed_by_result(era, result)
+        said = str(result["content"][0]["text"]) if need is not None else ""
+    else:
+        return None
+    if need is None:
+        return None
+    advice = era_advice(tool, shown, need, learnt)
+    if not need.certain:
+        assert exc is not None
+        return ClientError("remote", f"{exc.message} ({advice})", code=exc.code, data=exc.data)
+    data: JsonDict = {"tool": tool, "needs": ERA_SETTING[need.needs][1], "version": shown}
+    if exc is not None:
+        data["error"] = {"code": exc.code, "message": exc.message, "data": exc.data}
+    else:
+        data["result"] = result
+    return ClientError("protocol", f"{advice}. The server said: {said}", code=exc.code if exc else None, data=data, check="era")

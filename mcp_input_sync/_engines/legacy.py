@@ -35,7 +35,7 @@ from ..errors import ClientError, InputRefused
 from ..handler import overrides
 from ..options import Options
 from .._port import TransportClosed
-from .base import AGAIN, poll_task
+from .base import AGAIN, TOOL_ERAS, EraEngine, poll_task, wrong_era
 
 log = logging.getLogger("mcp_input_sync")
 
@@ -98,6 +98,9 @@ class LegacyEngine:
         self._logs_requested = False
         #: Each tool's ``execution.taskSupport`` as last listed (2025-11-25 tasks).
         self._task_supports: dict[str, str] = {}
+        #: HTTP: a 2026-07-28 engine beside this session, for the tools that need that era, and the endpoint.
+        self.beside: Optional[EraEngine] = None
+        self.endpoint = ""
 
     @property
     def version(self) -> Optional[str]:
@@ -339,6 +342,21 @@ class LegacyEngine:
         return self.session.request(method, params, is_call=is_call, clock=clock, assigns=assigns, progress=progress, cancel=cancel)
 
     def call(self, method: str, params: JsonDict, spec: CallSpec) -> Union[JsonDict, PendingCall]:
+        beside = self.beside
+        if beside is not None and method == "tools/call" and TOOL_ERAS.get((self.endpoint, str(params.get("name")))) == v.MODERN:
+            return beside.call(method, params, spec)
+        try:
+            return self._call(method, params, spec)
+        except ClientError as exc:
+            data = exc.data
+            if beside is None or exc.check != "era" or not isinstance(data, dict) or data.get("needs") != v.FIRST_MODERN_VERSION:
+                raise
+            # learnt from the server's own refusal; never sent again (the tool may have had effects)
+            TOOL_ERAS[(self.endpoint, str(params.get("name")))] = v.MODERN
+            cause = exc.__cause__ if isinstance(exc.__cause__, ClientError) else exc
+            raise (wrong_era(self.era, self.negotiated, method, params, exc=cause, learnt=True) or exc) from cause
+
+    def _call(self, method: str, params: JsonDict, spec: CallSpec) -> Union[JsonDict, PendingCall]:
         if spec.defer_input:
             raise ClientError("protocol", "defer_input works only in the 2026-07-28 era")
         clock = spec.clock
@@ -354,9 +372,17 @@ class LegacyEngine:
                 if not spec.wait:
                     return created
                 return self.await_task(task_id, spec)
-        return self.request(method, params, is_call=True, clock=clock, assigns=spec.assigns, progress=spec.progress, cancel=spec.cancel)
+        try:
+            return self.request(method, params, is_call=True, clock=clock, assigns=spec.assigns, progress=spec.progress, cancel=spec.cancel)
+        except ClientError as exc:
+            wrong = wrong_era(self.era, self.negotiated, method, params, exc=exc)
+            if wrong is None:
+                raise
+            raise wrong from exc
 
     def resume(self, pending: PendingCall, responses: Mapping[str, Any], spec: CallSpec) -> Union[JsonDict, PendingCall]:
+        if self.beside is not None:  # a call made in 2026-07-28 beside this session
+            return self.beside.resume(pending, responses, spec)
         raise ClientError("protocol", "resume works only in the 2026-07-28 era")
 
     def _tasks_offered(self) -> bool:
@@ -412,6 +438,12 @@ class LegacyEngine:
             if exc.kind in ("closed", "transport"):
                 raise
             log.warning("mcp_input_sync: server %s refused logging/setLevel: %s", self.server_id, exc)
+
+    def set_log_level(self, level: str, clock: CallClock) -> None:
+        """``logging/setLevel`` now (``client.set_log_level``); the level then stays, whoever starts hearing logs."""
+        with self._logs_lock:
+            self._logs_requested = True
+        self.request("logging/setLevel", {"level": level}, is_call=False, clock=clock)
 
     def hear(self) -> None:
         self.request_logs()

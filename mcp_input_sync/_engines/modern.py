@@ -30,11 +30,11 @@ from .._protocol.jsonrpc import JsonDict, RequestId
 from .._protocol.modern import MetaStamp, PendingCall
 from .._protocol.eras import INPUT_METHODS, ProtocolViolation
 from .._protocol.forms import quoted
-from .._session import Session, remote_error
+from .._session import Session, collect_pages, remote_error
 from ..errors import ClientError
 from ..handler import overrides
 from ..options import Options
-from .base import AGAIN, AGAIN_NOW, poll_task
+from .base import AGAIN, AGAIN_NOW, poll_task, wrong_era
 
 log = logging.getLogger("mcp_input_sync")
 
@@ -56,6 +56,7 @@ class ModernEngine:
         options: Options,
         router: NotificationRouter,
         stamp: MetaStamp,
+        beside: bool = False,
     ) -> None:
         self.session = session
         self.desk = desk
@@ -68,7 +69,10 @@ class ModernEngine:
         #: The open subscriptions/listen request, if any.
         self._listen: Optional[Call] = None
         self._resource_subscriptions: list[str] = []
-        session.stamp = stamp
+        #: True beside a handshake-era session (docs/modern.md#which-era): only this engine's requests are stamped.
+        self.beside = beside
+        if not beside:
+            session.stamp = stamp
 
     @property
     def version(self) -> Optional[str]:
@@ -131,9 +135,8 @@ class ModernEngine:
         cancel: Optional[threading.Event] = None,
     ) -> JsonDict:
         """One request; a -32022 answer that lists a version we speak switches to it, once."""
-        session = self.session
         try:
-            return session.request(method, params, is_call=is_call, clock=clock, assigns=assigns, progress=progress, cancel=cancel)
+            return self._send(method, params, is_call, clock, assigns, progress, cancel)
         except ClientError as exc:
             if exc.kind != "remote" or exc.code != jsonrpc.UNSUPPORTED_VERSION:
                 raise
@@ -144,7 +147,23 @@ class ModernEngine:
             if decision.era != v.MODERN or decision.version == self.stamp.version:
                 raise
             self.stamp.version = decision.version
-            return session.request(method, params, is_call=is_call, clock=clock, assigns=assigns, progress=progress, cancel=cancel)
+            return self._send(method, params, is_call, clock, assigns, progress, cancel)
+
+    def _send(
+        self,
+        method: str,
+        params: Optional[JsonDict],
+        is_call: bool,
+        clock: CallClock,
+        assigns: Optional[Mapping[str, Any]],
+        progress: Optional[ProgressCallback],
+        cancel: Optional[threading.Event],
+    ) -> JsonDict:
+        """One request, stamped (beside a handshake session, the session stamps nothing itself)."""
+        if not self.beside:
+            return self.session.request(method, params, is_call=is_call, clock=clock, assigns=assigns, progress=progress, cancel=cancel)
+        call = self.session.start(method, params, is_call=is_call, clock=clock, assigns=assigns, progress=progress, stamp=self.stamp)
+        return self.session.result(call, cancel)
 
     # ------------------------------------------------------------------ the loop
 
@@ -156,7 +175,33 @@ class ModernEngine:
         pending: Optional[PendingCall] = None,
         responses: Optional[JsonDict] = None,
     ) -> Union[JsonDict, PendingCall]:
-        """Run a modern call to its end (or to its first round, with ``defer_input``)."""
+        """Run a modern call to its end (or to its first round, with ``defer_input``).
+
+        A tool that fails because it asks through a server-to-client request
+        (docs/modern.md#which-era) raises ``ClientError(kind="protocol",
+        check="era")``, its ``isError`` result in ``data["result"]``.
+        """
+        try:
+            result = self._run(method, params, spec, pending, responses)
+        except ClientError as exc:
+            wrong = wrong_era(self.era, self.version, method, params, exc=exc)
+            if wrong is None:
+                raise
+            raise wrong from exc
+        if isinstance(result, dict):
+            wrong = wrong_era(self.era, self.version, method, params, result=result)
+            if wrong is not None:
+                raise wrong
+        return result
+
+    def _run(
+        self,
+        method: str,
+        params: JsonDict,
+        spec: CallSpec,
+        pending: Optional[PendingCall],
+        responses: Optional[JsonDict],
+    ) -> Union[JsonDict, PendingCall]:
         desk = self.desk
         clock, assigns, progress, cancel = spec.clock, spec.assigns, spec.progress, spec.cancel
         max_rounds = self.options.max_rounds
@@ -164,11 +209,11 @@ class ModernEngine:
         declined: frozenset[str] = frozenset()
         state_only = 0
         if pending is None:
-            result = self.request(method, params, is_call=True, clock=clock, assigns=assigns, progress=progress, cancel=cancel)
+            result = self._first(method, params, spec)
         else:
             rounds = pending.rounds
             declined = frozenset(pending.declined)
-            retry = modern.retry_params(params, responses, pending.request_state)
+            retry = _retry(params, responses, pending.request_state)
             result = self.request(method, retry, is_call=True, clock=clock, assigns=assigns, progress=progress, cancel=cancel)
         while True:
             try:
@@ -214,8 +259,37 @@ class ModernEngine:
                 self._back_off(state_only, clock, cancel)
                 state_only += 1
                 declined = frozenset()
-            retry = modern.retry_params(params, answers, round_.state)
+            retry = _retry(params, answers, round_.state)
             result = self.request(method, retry, is_call=True, clock=clock, assigns=assigns, progress=progress, cancel=cancel)
+
+    def _first(self, method: str, params: JsonDict, spec: CallSpec) -> JsonDict:
+        """The call's first request; over HTTP a ``tools/call`` refused -32020 (HeaderMismatch) is sent once more.
+
+        *MCP 2026-07-28, basic/transports/streamable-http*: the client SHOULD
+        list the tools again (the tool's ``x-mcp-header`` map was unknown or
+        stale) and retry. The server refused the request before running it,
+        so it had no effect. When the listing fails, the -32020 is raised.
+        """
+        clock, assigns, progress, cancel = spec.clock, spec.assigns, spec.progress, spec.cancel
+        try:
+            return self.request(method, params, is_call=True, clock=clock, assigns=assigns, progress=progress, cancel=cancel)
+        except ClientError as exc:
+            if method != "tools/call" or exc.kind != "remote" or exc.code != jsonrpc.HEADER_MISMATCH or not self.port.mirrors_tool_headers:
+                raise
+            mismatch = exc
+
+        def fetch(page_method: str, page_params: Optional[JsonDict]) -> JsonDict:
+            return self.request(page_method, page_params, is_call=False, clock=clock.child(_clock.monotonic()), cancel=cancel)
+
+        log.info("mcp_input_sync: server %s answered -32020 to tools/call %s; listing the tools and sending it once more",
+                 self.desk.server_id, quoted(params.get("name")))
+        try:
+            self.note_tools(collect_pages(fetch, "tools/list", "tools", self.options.limits["listing_bytes"]))
+        except ClientError as exc:
+            if exc.kind in ("closed", "cancelled"):
+                raise
+            raise mismatch from exc
+        return self.request(method, params, is_call=True, clock=clock, assigns=assigns, progress=progress, cancel=cancel)
 
     def _back_off(self, n: int, clock: CallClock, cancel: Optional[threading.Event]) -> None:
         """Wait before retrying a state-only round (cancel-aware, bounded by max_total_timeout)."""
@@ -293,6 +367,9 @@ class ModernEngine:
             self._resource_subscriptions.remove(uri)
         self._listen_if_wanted(force=True)
 
+    def set_log_level(self, level: str, clock: CallClock) -> None:
+        """2026-07-28 has no ``logging/setLevel``: the stamp carries the client's level in every later request."""
+
     def roots_changed(self) -> None:
         """Modern servers ask for roots in each round: nothing to tell them."""
 
@@ -346,3 +423,11 @@ class ModernEngine:
 
     def close(self, answer: bool) -> None:
         """Nothing is answered in this era; the desk sets the callbacks' tokens."""
+
+
+def _retry(params: JsonDict, responses: Optional[Mapping[str, Any]], state: Optional[str]) -> JsonDict:
+    """A round's retry params; the caller's own ``_meta`` keys (``meta=``) go with every round."""
+    retry = modern.retry_params(params, responses, state)
+    if "_meta" in params:
+        retry["_meta"] = params["_meta"]
+    return retry

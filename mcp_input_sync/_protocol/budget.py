@@ -5,6 +5,14 @@ from __future__ import annotations
 import math
 
 
+def over_budget(rate: float, burst: int) -> str:
+    """Why an input request was refused for want of tokens, naming the option that sizes the budget."""
+    return (
+        f"the client's input_rate_limit=({rate:g}, {burst}) allows {rate:g} input requests a second and bursts of "
+        f"{burst}; every call on this client shares it: raise it (docs/web.md#sizing-input_rate_limit)"
+    )
+
+
 class TokenBucket:
     """``rate`` tokens per second, at most ``burst`` saved; ``rate=inf`` never refuses."""
 

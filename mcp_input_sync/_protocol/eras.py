@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Mapping, Optional
 
 from .jsonrpc import JsonDict
+from .record import Record
 
 #: The newest handshake-era version; offered by default.
 LATEST_LEGACY_VERSION = "2025-11-25"
@@ -17,6 +19,10 @@ FIRST_MODERN_VERSION = "2026-07-28"
 
 LEGACY = "legacy"
 MODERN = "modern"
+
+#: The ``protocol`` values that prefer an era but take the other one when the server offers only that one.
+#: ``auto`` prefers the handshake era (docs/modern.md#which-era).
+PREFERENCES = {"auto": LEGACY, "prefer-legacy": LEGACY, "prefer-modern": MODERN}
 
 
 class ProtocolViolation(Exception):
@@ -149,3 +155,95 @@ def missing_param(method: str, params: Any, version: str = LATEST_LEGACY_VERSION
 def elicitation_mode(params: Mapping[str, Any]) -> Any:
     """The elicitation mode asked for (absent means form)."""
     return params.get("mode", "form")
+
+
+# ---------------------------------------------------------------------------- a tool that needs the other era
+
+#: How the ``protocol`` option names each era for a user (the option's value, the command line's flag).
+ERA_SETTING = {LEGACY: ("legacy", "2025-11-25"), MODERN: ("2026-07-28", FIRST_MODERN_VERSION)}
+
+#: The SDK's (mcp 2.3.0) and FastMCP's (4.1.6) text when a tool asks through a back-channel the request lacks.
+_NO_BACK_CHANNEL = re.compile(
+    r"Cannot send '(elicitation/create|sampling/createMessage|roots/list)': "
+    r"this transport context has no back-channel for server-initiated requests\."
+)
+#: FastMCP's ``ctx.elicit`` on a 2026-07-28 request.
+_FASTMCP_ELICIT = "elicitation via server-initiated requests is unavailable on 2026-07-28 connections."
+#: FastMCP's refusal of an ``InputRequiredResult`` in the handshake era (a part of the -32602 message).
+_FASTMCP_MRTR = "only exists at MCP 2026-07-28"
+#: The SDK's answer to any invalid tool result, an ``InputRequiredResult`` in the handshake era among them.
+_SDK_INVALID = "Handler returned an invalid result"
+
+
+class EraNeed(Record):
+    """A tool call failed the way a tool fails in the wrong era: ``needs`` is the era it wants.
+
+    ``certain`` is False when the server's text has other causes too (the
+    SDK's "Handler returned an invalid result"): then it is only a hint.
+    """
+
+    __slots__ = ("needs", "certain")
+
+    def __init__(self, needs: str, certain: bool = True) -> None:
+        self.needs = needs
+        self.certain = certain
+
+
+def era_needed_by_error(era: str, code: Any, message: Any) -> Optional[EraNeed]:
+    """The era a ``tools/call`` answered with this JSON-RPC error in ``era`` wants, or None.
+
+    Only the exact texts of the frameworks that serve both eras (FastMCP
+    4.1.6, the official SDK 2.3.0) are read (docs/modern.md#which-era).
+    """
+    if not isinstance(message, str):
+        return None
+    if era == MODERN and code == -32600 and _NO_BACK_CHANNEL.fullmatch(message.strip()):
+        return EraNeed(LEGACY)
+    if era == LEGACY and code == -32602 and _FASTMCP_MRTR in message:
+        return EraNeed(MODERN)
+    if era == LEGACY and code == -32603 and message.strip() == _SDK_INVALID:
+        return EraNeed(MODERN, certain=False)
+    return None
+
+
+def era_needed_by_result(era: str, result: Mapping[str, Any]) -> Optional[EraNeed]:
+    """The era a ``tools/call`` that answered this ``isError`` result in ``era`` wants, or None.
+
+    Only a result of one text block holding exactly FastMCP's own text counts.
+    """
+    if era != MODERN or result.get("isError") is not True:
+        return None
+    content = result.get("content")
+    if not isinstance(content, list) or len(content) != 1 or not isinstance(content[0], dict):
+        return None
+    text = content[0].get("text")
+    if content[0].get("type") != "text" or not isinstance(text, str):
+        return None
+    text = text.strip()
+    if text == _FASTMCP_ELICIT:
+        return EraNeed(LEGACY)
+    if text.startswith("Error calling tool '"):
+        _, _, rest = text.partition("': ")
+        if _NO_BACK_CHANNEL.fullmatch(rest):
+            return EraNeed(LEGACY)
+    return None
+
+
+def era_advice(tool: str, version: str, need: EraNeed, learnt: bool = False) -> str:
+    """What a user is told when ``tool`` failed at ``version`` because it wants ``need.needs``."""
+    value, shown = ERA_SETTING[need.needs]
+    how = f'connect with protocol="{value}" (command line: --protocol {value})'
+    if not need.certain:
+        return (
+            f"if tool {tool!r} returns an input_required result (InputRequiredResult), it needs the "
+            f"{shown} era and this connection uses {version}: {how}"
+        )
+    if need.needs == LEGACY:
+        why = "asks for input with a server-to-client request (such as ctx.elicit), which only the handshake era carries"
+    else:
+        why = "asks for input with an input_required result (InputRequiredResult), which only the 2026-07-28 era carries"
+    told = f"tool {tool!r} needs the {shown} era: it {why}, and this connection uses {version}. "
+    told += "The call was not sent again: the tool may already have done part of its work. "
+    if learnt:
+        return told + f"This client sends the next calls of {tool!r} in {shown}; or {how}"
+    return told + how[0].upper() + how[1:]

@@ -114,14 +114,33 @@ _DONE_PAGE = (
 )
 
 
+_MISMATCH_PAGE = (
+    b"<!doctype html><html><head><meta charset='utf-8'><title>Login stopped</title></head>"
+    b"<body><h1>Login stopped</h1><p>The authorization server sent the browser back with a state that does not match "
+    b"the login the application started, so the application stopped waiting. Start the login again.</p></body></html>"
+)
+
+#: Said when a browser comes back with another login's state: the login ends at once.
+STATE_MISMATCH = (
+    "The browser came back from the authorization server with a state that does not match this login, so the login "
+    "was stopped and no code was used. Start it again; if it happens again, the authorization server or a page open "
+    "on this machine is sending a forged redirect."
+)
+
+
 class _Listener(ThreadingHTTPServer):
     """An HTTP server on the loopback interface that keeps the first redirect carrying the expected state.
 
     Each connection has its own daemon thread and a read timeout, so an idle
     connection (a browser's preconnect, a stray local process) holds up
-    neither the real redirect nor :meth:`close`. A request to another path,
-    or one whose ``state`` is not the expected one, gets a 400 and is
-    otherwise ignored: whoever can reach the port cannot spoil the login.
+    neither the real redirect nor :meth:`close`. A request to another path
+    gets a 404. A request whose ``state`` is not the expected one gets a
+    400; it ends the wait at once (``mismatch``) only when it is what an
+    authorization server's redirect is: a browser's top-level navigation
+    (``Sec-Fetch-Mode: navigate``, ``Sec-Fetch-Dest: document``) carrying a
+    ``code`` or an ``error``. Any other one is ignored, so a script on the
+    machine, or a page fetching the port in the background, cannot end the
+    login; a page would have to open a window the user sees.
     """
 
     daemon_threads = True
@@ -132,22 +151,33 @@ class _Listener(ThreadingHTTPServer):
         self.path = path
         self.expected_state: Optional[str] = None
         self.query: Optional[str] = None
+        self.mismatch = False
         self.arrived = threading.Event()
+        self._lock = threading.Lock()
 
     def server_bind(self) -> None:
         # HTTPServer.server_bind looks the host's name up (reverse DNS): not needed on loopback
         socketserver.TCPServer.server_bind(self)
         self.server_name, self.server_port = str(self.server_address[0]), int(self.server_address[1])
 
-    def take(self, query: str) -> bool:
-        """Keep ``query`` if it is the awaited redirect; True when it was."""
+    def take(self, query: str, navigation: bool) -> bool:
+        """Keep ``query`` if it is the awaited redirect; True when it was. A navigation that answers with
+        another state ends the wait (``mismatch``) when nothing came before it."""
         expected = self.expected_state
-        state = dict(parse_qsl(query, keep_blank_values=True)).get("state")
-        if expected is None or state is None or not hmac.compare_digest(state.encode("utf-8", "replace"), expected.encode("utf-8")):
+        params = dict(parse_qsl(query, keep_blank_values=True))
+        state = params.get("state")
+        if expected is None:
             return False
-        if not self.arrived.is_set():
-            self.query = query
-            self.arrived.set()
+        matches = state is not None and hmac.compare_digest(state.encode("utf-8", "replace"), expected.encode("utf-8"))
+        with self._lock:  # one decision: the first redirect, right or mismatched, is the one
+            if not matches:
+                if navigation and ("code" in params or "error" in params) and not self.arrived.is_set():
+                    self.mismatch = True
+                    self.arrived.set()
+                return False
+            if not self.arrived.is_set():
+                self.query = query
+                self.arrived.set()
         return True
 
 
@@ -160,15 +190,22 @@ class _CallbackHandler(BaseHTTPRequestHandler):
         if parts.path != self.server.path or not parts.query:
             self.send_error(404)
             return
-        if not self.server.take(parts.query):
-            self.send_error(400, "This is not the login this application is waiting for.")
+        navigation = self.headers.get("Sec-Fetch-Mode") == "navigate" and self.headers.get("Sec-Fetch-Dest") == "document"
+        if not self.server.take(parts.query, navigation):
+            if self.server.mismatch and navigation:
+                self._page(400, _MISMATCH_PAGE)
+            else:
+                self.send_error(400, "This is not the login this application is waiting for.")
             return
-        self.send_response(200)
+        self._page(200, _DONE_PAGE)
+
+    def _page(self, status: int, page: bytes) -> None:
+        self.send_response(status)
         self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(_DONE_PAGE)))
+        self.send_header("Content-Length", str(len(page)))
         self.send_header("Cache-Control", "no-store")
         self.end_headers()
-        self.wfile.write(_DONE_PAGE)
+        self.wfile.write(page)
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the http.server signature
         pass  # the query holds the code: never logged
@@ -200,6 +237,8 @@ class _BrowserRound:
         for _ in range(max(1, int(owner.timeout / 0.25))):
             if arrived.wait(0.25):
                 break
+        if self._listener.mismatch:
+            raise OAuthRefused("state", STATE_MISMATCH)
         if not arrived.is_set() or self._listener.query is None:
             raise OAuthRefused("consent", f"No login came back within {owner.timeout:g} seconds.")
         return self._listener.query
@@ -238,6 +277,9 @@ class Browser:
     user to open by hand if standard input is a terminal; otherwise (a cron
     job, CI) the login fails at once with an error that says how to log in.
     ``open_browser`` and ``interactive`` replace those two decisions (tests).
+    When the browser comes back with a ``state`` that is not this login's
+    (a top-level navigation carrying a ``code`` or an ``error``), the wait
+    ends at once with an ``auth`` error, ``check="state"``, that says so.
     """
 
     application_type = "native"

@@ -17,7 +17,7 @@ from typing import Any
 from .call import Host, ToolCall, outcome
 from .recorder import Recorder
 from .registry import Registry, Tool
-from .shared import META_CAPABILITIES, META_SERVER_INFO, META_VERSION, SERVER_INFO, Closed, Exchange, JsonDict, NeedInput
+from .shared import META_CAPABILITIES, META_LOG_LEVEL, META_SERVER_INFO, META_VERSION, SERVER_INFO, Closed, Exchange, JsonDict, NeedInput
 from .tasks import Tasks
 from .wire import Wire
 
@@ -51,6 +51,8 @@ class ModernEngine:
         caps = meta.get(META_CAPABILITIES)
         if isinstance(caps, dict):
             host.client_capabilities = caps
+        level = meta.get(META_LOG_LEVEL)
+        host.log_level = level if isinstance(level, str) else None
         if method == "server/discover":
             result: JsonDict = {
                 "resultType": "complete",

@@ -22,6 +22,9 @@ PromptSource = Union[PromptMessages, Callable[[dict[str, str]], PromptMessages]]
 RequestAnswer = Callable[[JsonDict], Optional[JsonDict]]
 #: A reply, as (result, None) or (None, JSON-RPC error).
 Reply = tuple[Optional[JsonDict], Optional[JsonDict]]
+#: Completion values: a list (those starting with what was typed are sent), or
+#: ``values(typed, context_arguments)`` returning the list to send.
+CompletionSource = Union[list[str], Callable[[str, dict[str, str]], list[str]]]
 
 
 @dataclass
@@ -31,6 +34,7 @@ class Tool:
     task: bool
     description: Optional[str]
     input_schema: JsonDict
+    output_schema: Optional[JsonDict] = None
 
 
 @dataclass
@@ -58,6 +62,7 @@ class Registry:
         self._resources: dict[str, Resource] = {}
         self._prompts: dict[str, Prompt] = {}
         self._overrides: dict[str, RequestAnswer] = {}
+        self._completions: dict[tuple[str, str, str], CompletionSource] = {}
 
     # ------------------------------------------------------------------ registering
 
@@ -119,6 +124,12 @@ class Registry:
             if declare is not None:
                 declare.setdefault("prompts", {})
 
+    def add_completion(self, kind: str, target: str, argument: str, values: CompletionSource, declare: Optional[JsonDict]) -> None:
+        with self._lock:
+            self._completions[(kind, target, argument)] = values
+            if declare is not None:
+                declare.setdefault("completions", {})
+
     # ------------------------------------------------------------------ looking up
 
     def tool_names(self) -> list[str]:
@@ -156,7 +167,28 @@ class Registry:
             return self._read_resource(params)
         if method == "prompts/get":
             return self._get_prompt(params)
+        if method == "completion/complete":
+            return self._complete(params)
         return None
+
+    def _complete(self, params: JsonDict) -> Reply:
+        ref = params.get("ref") if isinstance(params.get("ref"), dict) else {}
+        argument = params.get("argument") if isinstance(params.get("argument"), dict) else {}
+        assert isinstance(ref, dict) and isinstance(argument, dict)
+        kind = ref.get("type")
+        target = ref.get("name") if kind == "ref/prompt" else ref.get("uri")
+        name, typed = argument.get("name"), argument.get("value")
+        if not isinstance(target, str) or not isinstance(name, str) or not isinstance(typed, str):
+            return None, {"code": -32602, "message": "completion/complete needs a ref and an argument name and value"}
+        with self._lock:
+            source = self._completions.get((str(kind), target, name))
+        if source is None:
+            return {"completion": {"values": [], "total": 0, "hasMore": False}}, None
+        context = params.get("context")
+        raw = context.get("arguments") if isinstance(context, dict) else None
+        chosen = {str(k): str(v) for k, v in raw.items()} if isinstance(raw, dict) else {}
+        found = source(typed, chosen) if callable(source) else [v for v in source if v.startswith(typed)]
+        return {"completion": {"values": found[:100], "total": len(found), "hasMore": len(found) > 100}}, None
 
     def _tool_list(self) -> list[JsonDict]:
         with self._lock:
@@ -166,6 +198,8 @@ class Registry:
             entry: JsonDict = {"name": tool.name, "inputSchema": tool.input_schema}
             if tool.description is not None:
                 entry["description"] = tool.description
+            if tool.output_schema is not None:
+                entry["outputSchema"] = tool.output_schema
             out.append(entry)
         return out
 

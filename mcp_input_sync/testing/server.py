@@ -19,7 +19,7 @@ from .call import ToolCall, ToolFunction
 from .legacy import LegacyEngine
 from .modern import ModernEngine
 from .recorder import Recorder
-from .registry import PromptSource, Registry, RequestAnswer, Tool
+from .registry import CompletionSource, PromptSource, Registry, RequestAnswer, Tool
 from .shared import FORCEABLE, LEGACY_VERSION, MODERN_VERSION, TASKS_EXTENSION, Exchange, JsonDict
 from .tasks import Tasks
 from .wire import MessageTap, Wire
@@ -83,7 +83,8 @@ class FakeServer:
         self.client_capabilities: Optional[JsonDict] = None
         #: The client's ``clientInfo`` (legacy).
         self.client_info: Optional[JsonDict] = None
-        #: The level the client asked for with ``logging/setLevel`` (legacy).
+        #: The level the client asked for: with ``logging/setLevel`` (legacy), or in its latest
+        #: request's ``_meta`` (modern; None when that request asked for no logs).
         self.log_level: Optional[str] = None
         self._n = next(_servers)
         self.name = f"fake-server-{self._n}"
@@ -121,6 +122,7 @@ class FakeServer:
         task: bool = False,
         description: Optional[str] = None,
         input_schema: Optional[JsonDict] = None,
+        output_schema: Optional[JsonDict] = None,
     ) -> Callable[[ToolFunction], ToolFunction]: ...
 
     def tool(
@@ -131,6 +133,7 @@ class FakeServer:
         task: bool = False,
         description: Optional[str] = None,
         input_schema: Optional[JsonDict] = None,
+        output_schema: Optional[JsonDict] = None,
     ) -> Union[ToolFunction, Callable[[ToolFunction], ToolFunction]]:
         """Register a tool: ``@fake.tool`` (named after the function) or ``@fake.tool("name", task=True)``."""
         if callable(fn_or_name):
@@ -139,7 +142,7 @@ class FakeServer:
         name = fn_or_name
 
         def register(fn: ToolFunction) -> ToolFunction:
-            self.add_tool(name or fn.__name__, fn, task=task, description=description, input_schema=input_schema)
+            self.add_tool(name or fn.__name__, fn, task=task, description=description, input_schema=input_schema, output_schema=output_schema)
             return fn
 
         return register
@@ -152,9 +155,15 @@ class FakeServer:
         task: bool = False,
         description: Optional[str] = None,
         input_schema: Optional[JsonDict] = None,
+        output_schema: Optional[JsonDict] = None,
     ) -> None:
-        """Register ``fn(call) -> result dict | str`` as tool ``name`` (``task=True``: a modern task)."""
-        self._registry.add_tool(Tool(name, fn, task, description, input_schema or {"type": "object"}))
+        """Register ``fn(call) -> result dict | str`` as tool ``name`` (``task=True``: a modern task).
+
+        ``output_schema`` is listed as the tool's ``outputSchema``; the fake
+        does not check the tool's ``structuredContent`` against it (a test may
+        return one that does not match, to see the client refuse it).
+        """
+        self._registry.add_tool(Tool(name, fn, task, description, input_schema or {"type": "object"}, output_schema))
 
     def override(self, method: str, answer: Optional[RequestAnswer]) -> None:
         """Answer the client's requests named ``method`` yourself, instead of the fake (both eras).
@@ -215,6 +224,23 @@ class FakeServer:
         """
         declare = self.capabilities if self._default_capabilities else None
         self._registry.add_prompt(name, messages, description, arguments, declare)
+
+    def add_completion(self, ref: JsonDict, argument: str, values: CompletionSource) -> None:
+        """Answer ``completion/complete`` for one argument of a prompt or resource template (both eras).
+
+        ``ref`` is ``{"type": "ref/prompt", "name": ...}`` or ``{"type":
+        "ref/resource", "uri": ...}``; ``values`` a list (the values starting
+        with what was typed are sent, at most 100) or a function
+        ``values(typed, context_arguments)`` returning the list. Other
+        arguments complete to no values. With the default capabilities the
+        fake then also declares ``completions``.
+        """
+        kind = ref.get("type")
+        target = ref.get("name") if kind == "ref/prompt" else ref.get("uri") if kind == "ref/resource" else None
+        if not isinstance(target, str):
+            raise ValueError('ref must be {"type": "ref/prompt", "name": ...} or {"type": "ref/resource", "uri": ...}')
+        declare = self.capabilities if self._default_capabilities else None
+        self._registry.add_completion(str(kind), target, argument, values, declare)
 
     # ------------------------------------------------------------------ the client
 

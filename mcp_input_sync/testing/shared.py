@@ -22,6 +22,7 @@ TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 SERVER_INFO: JsonDict = {"name": "fake-server", "version": "1"}
 STEP = 0.02  # real seconds between checks of a bounded wait
 

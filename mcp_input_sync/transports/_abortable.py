@@ -13,6 +13,7 @@ Imported only by the HTTP transport (it imports ``requests`` and ``urllib3``).
 from __future__ import annotations
 
 import contextlib
+import re
 import socket
 import threading
 from typing import Any, Iterator, Optional
@@ -118,3 +119,22 @@ def abortable_session() -> requests.Session:
     session.mount("http://", AbortableAdapter())
     session.mount("https://", AbortableAdapter())
     return session
+
+
+#: An internal class of ``urllib3`` or ours named in a ``requests`` error, with its host and port.
+_POOL_NAME = re.compile(r"<[^<>]*object at 0x[0-9a-f]+>: |\b_?\w*(?:Pool|Connection)\(host=[^()]*\)(?:: )?")
+
+
+def why_unreachable(exc: BaseException) -> str:
+    """The innermost cause of a ``requests`` error, without the names of internal classes."""
+    seen: set[int] = set()
+    inner: BaseException = exc
+    while id(inner) not in seen:
+        seen.add(id(inner))
+        reason = getattr(inner, "reason", None)
+        nested = reason if isinstance(reason, BaseException) else next((a for a in inner.args if isinstance(a, BaseException)), None)
+        if nested is None:
+            break
+        inner = nested
+    text = _POOL_NAME.sub("", str(inner)).strip() or type(inner).__name__
+    return text[:300]

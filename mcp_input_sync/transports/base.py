@@ -59,7 +59,9 @@ class Transport(Protocol):
     - ``tool_headers``: a dict the client fills with each tool's
       ``x-mcp-header`` map (modern HTTP);
     - ``stderr_tail``: a read-only string, the server's last lines of
-      stderr, cleaned and bounded in lines and characters (stdio).
+      stderr, cleaned and bounded in lines and characters (stdio), with
+      ``exit_status``: the server's exit status once it ended, else None;
+      the client quotes both when the server ends the connection.
     """
 
     #: The ``server_id`` used when the client's option leaves it unset.

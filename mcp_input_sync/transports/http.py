@@ -78,6 +78,14 @@ class RedirectRefused(TransportClosed):
     check = "redirect"
 
 
+class HttpStatusError(TransportClosed):
+    """The server answered a request with an HTTP status and no JSON-RPC answer; ``status`` says which."""
+
+    def __init__(self, status: int, url: str) -> None:
+        super().__init__(f"{url} answered HTTP {status} without a JSON-RPC answer")
+        self.status = status
+
+
 class TransportAuthError(TransportClosed):
     """The server answered 401 or 403; ``status`` and ``headers`` say more, ``check`` names the step that failed."""
 
@@ -203,6 +211,10 @@ class HttpTransport:
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"not an http(s) URL: {url!r}")
         self.url = url
+        #: What the client remembers the endpoint's era by, this process (docs/reference.md#era-detection).
+        self.era_key = url
+        #: The URL as errors name it: no user name, password, query or fragment.
+        self.shown_url = reflect.text(urlunsplit((parts.scheme, origin_of(url).split("://", 1)[1], parts.path, "", "")), 300)
         #: The server's origin (``scheme://host[:port]``), for URL elicitation checks.
         self.origin = origin_of(url)
         self.default_server_id = self.origin
@@ -384,6 +396,7 @@ class HttpTransport:
         version = meta.get(META_VERSION)
         if isinstance(version, str):  # modern: the header repeats the body's version
             headers[VERSION_HEADER] = version
+            headers.pop(SESSION_HEADER, None)  # a 2026-07-28 request beside a handshake session belongs to none
             method = message.get("method")
             if isinstance(method, str):
                 headers["Mcp-Method"] = method
@@ -461,7 +474,9 @@ class HttpTransport:
             try:
                 response = self._request("POST", headers, data, self._timeouts)
             except requests.RequestException as exc:
-                raise TransportClosed(f"HTTP request failed: {exc}") from exc
+                from ._abortable import why_unreachable
+
+                raise TransportClosed(f"cannot reach {self.shown_url}: {reflect.text(why_unreachable(exc), 300)}") from exc
             if response.status_code not in (401, 403):
                 break
             response.close()
@@ -478,7 +493,7 @@ class HttpTransport:
                 raise TransportAuthError(status, answer_headers, f"HTTP {status}: authorization failed: {exc.message}", exc.check) from None
         if response.status_code >= 500:
             response.close()
-            raise TransportClosed(f"HTTP {response.status_code} from the server")
+            raise HttpStatusError(response.status_code, self.shown_url)
         session = response.headers.get(SESSION_HEADER)
         if session is not None and isinstance(message, dict) and message.get("method") == "initialize":
             self.session_id = session
@@ -508,7 +523,9 @@ class HttpTransport:
                 lost(request_id, exc)
             return
         except Exception as exc:  # noqa: BLE001 - requests raises several kinds here
-            raise TransportClosed(f"HTTP body could not be read: {exc}") from exc
+            from ._abortable import why_unreachable
+
+            raise TransportClosed(f"the body of an answer from {self.shown_url} could not be read: {reflect.text(why_unreachable(exc), 300)}") from exc
         finally:
             with self._lock:
                 self._streams.pop(key, None)
@@ -524,9 +541,8 @@ class HttpTransport:
                 self._deliver(body, request_id)
                 delivered = True
         if not delivered:
-            # a 4xx without a JSON-RPC body, or a body that is not one: an error for that request
-            error = {"code": -32600, "message": f"HTTP {response.status_code} without a JSON-RPC answer", "data": {"status": response.status_code}}
-            self._deliver(json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}).encode(), request_id)
+            # a status without a JSON-RPC body, or a body that is not one: a transport failure of that request
+            raise HttpStatusError(response.status_code, self.shown_url)
 
     def _read_body(self, response: "requests.Response") -> bytes:
         """The whole body, but never more than ``max_message`` bytes of it.

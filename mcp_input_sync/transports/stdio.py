@@ -5,7 +5,11 @@ stderr into Python logging (sanitised), so a chatty server never blocks on a
 full pipe. Both read a bounded amount at a time, so a line over its limit is
 read and dropped, never held whole: on stdout ``limits["message_bytes"]``;
 on stderr the first :data:`STDERR_LINE_BYTES` are logged and kept in a short
-tail (:attr:`StdioTransport.stderr_tail`). ``close`` closes the server's
+tail (:attr:`StdioTransport.stderr_tail`), which the client quotes, with the
+server's exit status (:attr:`StdioTransport.exit_status`), when the server
+ends the connection. The server's environment is an allow-list of this
+process's variables (:data:`DEFAULT_ENV_VARS`) plus ``env``, unless
+``inherit_env`` hands it all of them. ``close`` closes the server's
 stdin, waits, then escalates to SIGTERM and SIGKILL, all within its
 ``timeout`` of real time (counted waits, never ``Popen.wait(timeout=...)``,
 which a frozen clock would stall).
@@ -15,8 +19,10 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import select
 import subprocess
+import sys
 import threading
 from collections import deque
 from typing import IO, Callable, Mapping, Optional, Sequence
@@ -37,10 +43,108 @@ STDERR_TAIL_CHARS = 4096
 #: ...each line cut to this many characters, so one long line cannot push out all the others.
 STDERR_TAIL_LINE_CHARS = 1024
 _CUT = " [cut]"
+#: Real seconds the reader waits, once the server's stdout ends, for it to exit and its stderr to end.
+SETTLE_SECONDS = 1.0
+
+#: The variables of this process a server gets without ``inherit_env`` (the official SDKs' list), besides its ``env``.
+DEFAULT_ENV_VARS: tuple[str, ...] = (
+    (
+        "APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PATHEXT", "PROCESSOR_ARCHITECTURE", "PROGRAMFILES",
+        "SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "USERNAME", "USERPROFILE",
+    )
+    if sys.platform == "win32"
+    else ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
+)
+
+
+def server_environment(env: Optional[Mapping[str, str]] = None, *, inherit_env: bool = False) -> dict[str, str]:
+    """The environment a stdio server starts with.
+
+    Without ``inherit_env``: the variables of :data:`DEFAULT_ENV_VARS` that
+    this process has (a value that starts with ``()``, a shell function, is
+    left out), then ``env``. With it: this whole process's environment, then
+    ``env``. ``env`` wins either way.
+    """
+    if inherit_env:
+        found = dict(os.environ)
+    else:
+        found = {name: value for name in DEFAULT_ENV_VARS if (value := os.environ.get(name)) is not None and not value.startswith("()")}
+    found.update(env or {})
+    return found
+
+
+_PYTHON = re.compile(r"(python[0-9.]*w?|py|pypy[0-9.]*)(\.exe)?", re.IGNORECASE)
+_SCRIPT_RUNNERS = frozenset({"node", "bun", "deno", "tsx", "ts-node"})
+_PACKAGE_RUNNERS = {("npx",): 1, ("bunx",): 1, ("uvx",): 1, ("pipx", "run"): 2, ("pnpm", "dlx"): 2, ("yarn", "dlx"): 2}
+#: Options of the runners above that take a value (``--from x``, ``-p pkg``), so the value is no package.
+_VALUED = frozenset({"--from", "--with", "-p", "--package", "--python", "--directory", "--project", "--spec", "--index"})
+_FOLDERS = frozenset({"dist", "build", "lib", "src", "bin", "out"})
+
+
+def _stem(path: str) -> str:
+    """A script's name without its folders and extension; ``index`` and ``main`` become their package's folder."""
+    parts = [part for part in re.split(r"[\\/]", path) if part]
+    if not parts:
+        return ""
+    stem = parts[-1].rsplit(".", 1)[0] if "." in parts[-1][1:] else parts[-1]
+    if stem in ("index", "main", "__main__"):
+        named = [folder for folder in parts[:-1] if folder not in _FOLDERS]
+        return named[-1] if named else stem
+    return stem
+
+
+def server_name(command: Sequence[str]) -> str:
+    """The default ``server_id`` of a stdio server: what its argv runs, not the interpreter that runs it.
+
+    ``python server.py`` is ``server``, ``python -m pkg.mod`` is ``pkg.mod``,
+    ``node dist/index.js`` of a package is the package's folder, ``npx -y
+    @scope/pkg@1`` is ``pkg``, ``uvx name``, ``pipx run name`` and ``uv run
+    server.py`` name their package or script; any other command is its
+    program's file name. Read from the argv alone, so the logger that
+    receives the server's stderr keeps one name from the start.
+    """
+    argv = [str(part) for part in command]
+    program = _stem(argv[0]) if argv else ""
+    rest = argv[1:]
+    if program == "uv" and rest[:1] == ["run"]:
+        rest = _after_options(rest[1:])
+        return server_name(rest) if rest else program
+    for runner, skip in _PACKAGE_RUNNERS.items():
+        if (program, *rest[: skip - 1]) == runner:
+            found = _after_options(rest[skip - 1 :])
+            if found:
+                package = re.sub(r"(?<=.)(@|==|>=|\[).*$", "", found[0])  # no version, no extras
+                return package.rsplit("/", 1)[-1] or program
+            return program
+    if _PYTHON.fullmatch(re.split(r"[\\/]", argv[0])[-1] if argv else ""):
+        for i, arg in enumerate(rest):
+            if arg == "-m" and i + 1 < len(rest):
+                return rest[i + 1]
+            if arg == "-c":
+                break
+            if not arg.startswith("-"):
+                return _stem(arg) or program
+        return program
+    if program in _SCRIPT_RUNNERS:
+        scripts = [arg for arg in rest if not arg.startswith("-") and arg != "run"]
+        return (_stem(scripts[0]) if scripts else "") or program
+    return program or "server"
+
+
+def _after_options(words: list[str]) -> list[str]:
+    """``words`` from the first that is no option (nor an option's value) on."""
+    i = 0
+    while i < len(words) and words[i].startswith("-"):
+        i += 2 if words[i] in _VALUED else 1
+    return words[i:]
 
 
 class StdioTransport:
-    """Runs ``command`` (an argv list) and talks to it over its stdin and stdout."""
+    """Runs ``command`` (an argv list) and talks to it over its stdin and stdout.
+
+    The server's environment is :func:`server_environment` of ``env`` and
+    ``inherit_env``; ``cwd`` is its working folder (default: this process's).
+    """
 
     def __init__(
         self,
@@ -48,13 +152,15 @@ class StdioTransport:
         *,
         env: Optional[Mapping[str, str]] = None,
         cwd: Optional[str] = None,
+        inherit_env: bool = False,
     ) -> None:
         if isinstance(command, (str, bytes)) or not command:
             raise TypeError("command must be a non-empty argv list, e.g. ['python', 'server.py']")
         self.command = [str(part) for part in command]
         self.env = dict(env) if env is not None else None
+        self.inherit_env = bool(inherit_env)
         self.cwd = cwd
-        self.default_server_id = os.path.basename(self.command[0]) or self.command[0]
+        self.default_server_id = reflect.text(server_name(self.command), 100) or "server"
         self.process: Optional["subprocess.Popen[bytes]"] = None
         self._stdin: Optional[IO[bytes]] = None
         self._write_lock = threading.Lock()
@@ -87,6 +193,27 @@ class StdioTransport:
         """
         with self._tail_lock:
             return "\n".join(self._tail)
+
+    @property
+    def exit_status(self) -> Optional[int]:
+        """The server's exit status once it has ended (negative: killed by that signal), else None."""
+        proc = self.process
+        return None if proc is None else proc.poll()
+
+    @property
+    def stderr_logger(self) -> str:
+        """The name of the logger that receives the server's stderr, line by line, at INFO."""
+        return self._stderr_log.name
+
+    def _settle(self, proc: "subprocess.Popen[bytes]", stderr_reader: threading.Thread, generation: int) -> None:
+        """The server's stdout ended: wait (bounded) for it to exit and for its last stderr lines."""
+        budget = RealBudget(SETTLE_SECONDS)
+
+        def moved_on() -> bool:
+            return self._closing or generation != self._generation
+
+        budget.wait_until(lambda: moved_on() or proc.poll() is not None, budget.left * 0.5)
+        budget.wait_until(lambda: moved_on() or not stderr_reader.is_alive(), budget.left)
 
     def _keep_stderr(self, line: str) -> None:
         if len(line) > STDERR_TAIL_LINE_CHARS:
@@ -123,10 +250,7 @@ class StdioTransport:
     def start(self, on_message: OnMessage, on_close: OnClose) -> None:
         self._callbacks = (on_message, on_close)
         generation = self._generation
-        env = None
-        if self.env is not None:
-            env = dict(os.environ)
-            env.update(self.env)
+        env = None if self.inherit_env and self.env is None else server_environment(self.env, inherit_env=self.inherit_env)
         try:
             proc = subprocess.Popen(
                 self.command,
@@ -165,6 +289,8 @@ class StdioTransport:
             except (OSError, ValueError) as exc:  # ValueError: read on a closed file
                 error = exc
             if not self._closing and generation == self._generation:
+                self._settle(proc, stderr_reader, generation)  # so the client can quote the server's last words
+            if not self._closing and generation == self._generation:
                 on_close(error)
 
         def read_stderr() -> None:
@@ -189,7 +315,8 @@ class StdioTransport:
             except (OSError, ValueError):
                 pass
 
-        self._threads = [start_thread("reader", read_stdout), start_thread("stderr", read_stderr)]
+        stderr_reader = start_thread("stderr", read_stderr)
+        self._threads = [start_thread("reader", read_stdout), stderr_reader]
 
     def send_later(self, data: bytes) -> bool:
         """Hold ``data`` back to be written with the next write (or :meth:`flush`).
@@ -270,6 +397,7 @@ class StdioTransport:
                 except BlockingIOError:
                     written = 0
                 except (OSError, ValueError) as exc:
+                    self._gone()
                     raise TransportClosed(f"cannot write to the server: {exc}") from exc
                 view = view[written:]
                 if written:
@@ -282,6 +410,12 @@ class StdioTransport:
                         stalled += 0.25
         finally:
             self._write_lock.release()
+
+    def _gone(self) -> None:
+        """A write failed (the server went away): wait (bounded) for its exit and last stderr lines."""
+        proc = self.process
+        if proc is not None and len(self._threads) == 2 and not self._closing:
+            self._settle(proc, self._threads[1], self._generation)
 
     def _give_up(self, why: str) -> None:
         log.warning("mcp_input_sync: %s; killing %s", why, self.command[0])

@@ -44,7 +44,9 @@ class WebElicitationHandler(InputHandler):
         user_key: the ``assigns`` key naming the user (default ``"user"``).
 
     A request whose ``assigns`` names no user has no one to answer it: an
-    elicitation is declined at once (and logged).
+    elicitation is declined at once (and logged, with why: a legacy request
+    tied to no call came while several calls were in flight on a stdio
+    client; lease one client per call from a :class:`~mcp_input_sync.ClientPool`).
     """
 
     def __init__(
@@ -77,10 +79,18 @@ class WebElicitationHandler(InputHandler):
     def _has_user(self, ctx: InputContext) -> bool:
         return ctx.assigns is not None and ctx.assigns.get(self.user_key) is not None
 
+    def _why_no_user(self, ctx: InputContext) -> str:
+        if ctx.era == "legacy" and ctx.related_request_id is None:
+            return ("it is tied to no call: over stdio a server request is tied to a call only while that call is "
+                    "the client's only one in flight, and several were (or none was); lease one client per call "
+                    "from mcp_input_sync.ClientPool (docs/web.md#many-users-on-one-stdio-server)")
+        return f"the call it came from passed no assigns={{{self.user_key!r}: ...}}"
+
     def _park(self, kind: str, params: dict[str, Any], ctx: InputContext, *, draft: Optional[str] = None, model: str = "human") -> Optional[JsonDict]:
         """Park one input and wait for its answer; None when nobody answered (cancelled, timed out, no user)."""
         if not self._has_user(ctx):
-            log.warning("mcp_input_sync.web: a %s request from server %s names no user in assigns; refused", kind, ctx.server_id)
+            log.warning("mcp_input_sync.web: a %s request from server %s names no user in assigns; refused: %s",
+                        kind, ctx.server_id, self._why_no_user(ctx))
             return None
         assert ctx.assigns is not None
         now = time.time()

@@ -74,7 +74,6 @@ And in both eras:
 
 from __future__ import annotations
 
-import argparse
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -84,6 +83,7 @@ from fastmcp import Context, FastMCP
 from fastmcp.server.elicitation import AcceptedElicitation, CancelledElicitation, DeclinedElicitation
 from mcp.shared.exceptions import MCPDeprecationWarning
 from pydantic import BaseModel
+from peer_cli import serve_fastmcp  # tests/peers: the script's own folder
 
 # Sampling, roots and logging are deprecated in the SDK; the peer still uses them on purpose.
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
@@ -208,17 +208,7 @@ def build() -> FastMCP:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
-    parser.add_argument("--port", type=int, default=8000, help="HTTP port on 127.0.0.1")
-    args = parser.parse_args()
-    server = build()
-    if args.http:
-        server.run(
-            transport="http", host="127.0.0.1", port=args.port, path="/mcp", show_banner=False, log_level="warning"
-        )
-    else:
-        server.run(transport="stdio", show_banner=False, log_level="warning")
+    serve_fastmcp(build, __doc__.splitlines()[0])
 
 
 if __name__ == "__main__":

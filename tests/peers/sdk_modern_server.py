@@ -96,6 +96,7 @@ from mcp.server.mcpserver.server import require_client_extension
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, Field
+from peer_cli import serve_sdk  # tests/peers: the script's own folder
 
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
 
@@ -493,16 +494,7 @@ async def task_input(work_ms: int = 100) -> str:
 
 
 def main() -> None:
-    import argparse
-
-    parser = argparse.ArgumentParser(description="2026-07-28 MCP test peer on the official SDK (stdio, or HTTP).")
-    parser.add_argument("--http", action="store_true", help="Streamable HTTP on 127.0.0.1:PORT/mcp")
-    parser.add_argument("--port", type=int, default=0)
-    args = parser.parse_args()
-    if args.http:
-        server.run("streamable-http", host="127.0.0.1", port=args.port, streamable_http_path="/mcp")
-    else:
-        server.run("stdio")
+    serve_sdk(server, "2026-07-28 MCP test peer on the official SDK (stdio, or HTTP).")
 
 
 if __name__ == "__main__":

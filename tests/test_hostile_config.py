@@ -120,7 +120,8 @@ def test_without_a_terminal_a_found_file_sends_no_environment_value_and_runs_not
     # everything the file would run or reach, before anything happened
     assert shlex.join(servers["build"]["args"]) in err and sys.executable in err
     assert "PAYLOAD_MODE" in err and "HIDE" in err and str(tmp_path) in err
-    assert f"http://127.0.0.1:{listener.port}" in err and "?t=" not in err and "/mcp" not in err
+    # the URL's path and query are not shown (the interpreter's own path may hold "/mcp")
+    assert f"http://127.0.0.1:{listener.port}" in err and "?t=" not in err and f"{listener.port}/mcp" not in err
     assert "X-Leak" in err and "X-Title[8m" in err
     assert "GITHUB_TOKEN (in url)" in err and "AWS_SECRET_ACCESS_KEY (in headers.X-Leak)" in err and "HOME (in env.PAYLOAD_MODE)" in err
     assert "--trust-config" in err and "--config .mcp.json" in err

@@ -16,6 +16,7 @@ the threads, timeouts, cancellation and capability advertisement::
 from __future__ import annotations
 
 from . import reflect
+from ._era import EraCache
 from ._protocol.modern import PendingCall
 from ._version import __version__
 import typing as _typing
@@ -53,6 +54,7 @@ __all__ = [
     "ClientPool",
     "ClientState",
     "ConfigError",
+    "EraCache",
     "GroupError",
     "HttpServer",
     "InputContext",

@@ -12,7 +12,7 @@ one public call asks for beyond its method and params.
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Protocol
 
 from ._protocol.deadlines import CallClock
 from ._protocol.jsonrpc import JsonDict, RequestId
@@ -54,15 +54,21 @@ class CallSpec:
         self.wait = wait
 
 
-class Inbound:
-    """One server request being answered by a callback (or one modern callback under its deadline)."""
+class Cancellable(Protocol):
+    """A scheduled thing that can be called off (the deadline sweep's ``Deadline``)."""
 
-    __slots__ = ("id", "method", "kind", "token", "call", "deadline", "limit", "task_id", "expire")
+    def cancel(self) -> None: ...
+
+
+class Inbound:
+    """One server request being answered by a callback."""
+
+    __slots__ = ("id", "method", "kind", "token", "call", "limit", "task_id", "timer")
 
     def __str__(self) -> str:  # how the handler pool names its job: "elicitation/create 7"
         return f"{self.method} {self.id!r}"
 
-    def __init__(self, request_id: RequestId, method: str, kind: str, deadline: float = 0.0, limit: float = 0.0) -> None:
+    def __init__(self, request_id: RequestId, method: str, kind: str, limit: float = 0.0) -> None:
         self.id = request_id
         self.method = method
         self.kind = kind
@@ -71,11 +77,10 @@ class Inbound:
         self.token = CancelToken()
         #: The call this request is tied to, or None.
         self.call: Optional[Call] = None
-        #: When its handler_timeout runs out (library clock), and that timeout.
-        self.deadline = deadline
+        #: Its handler_timeout, in seconds.
         self.limit = limit
-        #: What the deadline sweep does once ``deadline`` has passed (see ``InputDesk.track_locked``).
-        self.expire: Optional[Callable[["Inbound"], None]] = None
+        #: Its handler_timeout on the engine's deadline sweep, cancelled once it is answered.
+        self.timer: Optional[Cancellable] = None
 
 
 class Latch:

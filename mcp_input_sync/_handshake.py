@@ -7,9 +7,11 @@ restarting a stdio server once when it answers neither) or a forced era. An
 ``initialize`` error that lists a modern version switches to the modern era.
 The whole attempt is bounded by ``timeout``. Each endpoint's era (an HTTP
 URL, a stdio command line) is remembered for the process
-(docs/reference.md#era-detection). It writes the check configuration once
-per decision and starts nothing: the client builds the era's engine from
-the :class:`Negotiated` it returns.
+(docs/reference.md#era-detection) in the :class:`~mcp_input_sync._era.EraCache`
+the client passes. It writes the check configuration once per decision,
+starts nothing and sends nothing once the era is decided: it returns a
+:class:`Negotiated`, from which the client builds the era's engine (the
+legacy engine sends ``notifications/initialized`` when it starts).
 """
 
 from __future__ import annotations
@@ -20,10 +22,10 @@ from typing import Callable, Optional
 
 from . import _clock
 from ._calls import Call
-from ._input import InputDesk
+from ._era import EraCache
 from ._port import Port
 from ._protocol import modern
-from ._protocol import eras as v
+from ._protocol import eras
 from ._protocol.deadlines import CallClock
 from ._protocol.jsonrpc import JsonDict
 from ._protocol.modern import MetaStamp
@@ -33,13 +35,9 @@ from ._version import __version__
 from .errors import ClientError
 from .handler import InputHandler, overrides
 from .options import Options
-from .transports.base import TransportClosed
+from .transports.base import HttpStatusError, TransportClosed
 
 log = logging.getLogger("mcp_input_sync")
-
-#: The era each endpoint (an HTTP URL, a stdio command line) was opened in, by preference, this process
-#: (docs/reference.md#era-detection): (preferred era, key) -> (era, version).
-_ERA_CACHE: dict[tuple[str, str], tuple[str, str]] = {}
 
 
 def declared_capabilities(handler: Optional[InputHandler], options: Options, version: str) -> JsonDict:
@@ -60,7 +58,7 @@ def declared_capabilities(handler: Optional[InputHandler], options: Options, ver
             sampling_context=sampling_context,
             tasks=options.tasks,
         )
-    return v.client_capabilities(
+    return eras.client_capabilities(
         version=version,
         sampling=sampling,
         elicitation_modes=modes,
@@ -116,29 +114,33 @@ class Handshake:
 
     def __init__(
         self,
+        *,
         session: Session,
         port: Port,
-        desk: InputDesk,
+        configure: Callable[[str, JsonDict, Optional[str]], None],
         options: Options,
         handler: Optional[InputHandler],
         client_name: str,
         server_id: str,
-        stamp: MetaStamp,
-        on_era: Callable[[str, str], None],
+        log_level: Callable[[], Optional[str]],
+        era_cache: EraCache,
     ) -> None:
         self.session = session
         self.port = port
-        self.desk = desk
+        #: ``configure(version, capabilities, origin)``: the input checks' configuration (``InputDesk.configure``).
+        self.configure = configure
         self.options = options
         self.handler = handler
         self.client_info: JsonDict = {"name": client_name, "version": __version__}
         self.server_id = server_id
-        #: The modern stamp: the probe carries it, and the modern engine after the decision.
-        self.stamp = stamp
-        #: Told the era and version the moment they are decided, before anything more is sent.
-        self.on_era = on_era
+        version = eras.MODERN_VERSION
+        #: The 2026-07-28 stamp (``log_level`` says the level at each request): the probe
+        #: carries it, and a modern engine starts from it at the negotiated version.
+        self.stamp = MetaStamp(version, self.capabilities(version), self.client_info, log_level)
+        self.era_cache = era_cache
         #: True while the decision came from the era cache (the client re-probes if it fails).
         self.from_cache = False
+        #: (preferred era, endpoint) while a preference is followed for an endpoint the cache may know.
         self._cache_key: Optional[tuple[str, str]] = None
         #: The era a preference (``auto``, ``prefer-legacy``, ``prefer-modern``) tries first; None when forced.
         self.prefers: Optional[str] = None
@@ -155,7 +157,7 @@ class Handshake:
         return self.options.clock(left if timeout is None else max(0.001, min(timeout, left)))
 
     def _configure(self, version: str, caps: JsonDict) -> None:
-        self.desk.configure(version, caps, self.port.origin)
+        self.configure(version, caps, self.port.origin)
 
     # ------------------------------------------------------------------ era detection
 
@@ -168,21 +170,21 @@ class Handshake:
         self._deadline = _clock.monotonic() + self.options.timeout
         protocol = self.options.protocol
         if protocol == "legacy":
-            return self._initialize(v.LATEST_LEGACY_VERSION, forced=None)
-        if protocol in v.FORCEABLE_LEGACY_VERSIONS:
+            return self._initialize(eras.LATEST_LEGACY_VERSION, forced=None)
+        if protocol in eras.FORCEABLE_LEGACY_VERSIONS:
             return self._initialize(protocol, forced=protocol)
         if protocol in ("modern",) + modern.MODERN_VERSIONS:
             return self._probe(forced=True)
-        if protocol not in v.PREFERENCES:
+        if protocol not in eras.PREFERENCES:
             raise ClientError("protocol", f"protocol {protocol!r} is not a version this client speaks")
-        self.prefers = v.PREFERENCES[protocol]
+        self.prefers = eras.PREFERENCES[protocol]
         key = self.port.era_key()
         self._cache_key = (self.prefers, key) if key is not None else None
-        cached = _ERA_CACHE.get(self._cache_key) if self._cache_key is not None else None
+        cached = self.era_cache.endpoint_era(*self._cache_key) if self._cache_key is not None else None
         if cached is not None:
             try:
                 self.from_cache = True
-                if cached[0] == v.MODERN:
+                if cached[0] == eras.MODERN:
                     return self._modern(cached[1], None)
                 return self._initialize(cached[1], forced=None, switch=True)
             except ClientError as exc:
@@ -192,7 +194,7 @@ class Handshake:
         return self._first_contact()
 
     def _first_contact(self) -> Negotiated:
-        if self.prefers == v.MODERN:
+        if self.prefers == eras.MODERN:
             return self._probe(forced=False)
         return self._handshake_first()
 
@@ -205,17 +207,16 @@ class Handshake:
         first decides (a modern-only server that ignores ``initialize``).
         """
         session = self.session
-        offered = v.LATEST_LEGACY_VERSION
+        offered = eras.LATEST_LEGACY_VERSION
         caps = self.capabilities(offered)
         self._configure(offered, caps)
         done = threading.Event()
-        init = session.start("initialize", v.initialize_params(offered, caps, self.client_info), is_call=False, clock=self._clock(), done=done)
+        init = session.start("initialize", eras.initialize_params(offered, caps, self.client_info), is_call=False, clock=self._clock(), done=done)
         wait = max(0.0, min(self.options.discover_timeout, self._left()))
         if session.wait_any(done, wait, [init]) or self._left() <= 0:
             return self._finish(init, offered, None, caps, switch=True, then_probe=True)
         self._tried.append(f"initialize (no answer in {wait:g} s)")
-        version = modern.MODERN_VERSION
-        self.stamp.version = version
+        version = eras.MODERN_VERSION
         probe = session.start("server/discover", None, is_call=False, clock=self._clock(), done=done, stamp=self.stamp)
         if not session.wait_any(done, max(0.0, self._left()), [init, probe]):
             session.calls.forget(init)
@@ -232,19 +233,19 @@ class Handshake:
     def reprobe(self) -> Negotiated:
         """The cached era did not hold (here, or when its engine started): forget it and probe."""
         if self._cache_key is not None:
-            _ERA_CACHE.pop(self._cache_key, None)
+            self.era_cache.forget(*self._cache_key)
         self.from_cache = False
         return self._first_contact()
 
     def remember(self, era: str, version: str) -> None:
         """The client opened in ``era`` at ``version``: remember it for the endpoint or command line (preferences only)."""
         if self._cache_key is not None:
-            _ERA_CACHE[self._cache_key] = (era, version)
+            self.era_cache.remember(*self._cache_key, era, version)
 
     @property
     def mixes_eras(self) -> bool:
         """True when 2026-07-28 calls may go beside a handshake session (HTTP, preferring the handshake era)."""
-        return self.prefers == v.LEGACY and self.port.ties_by_stream and self.port.era_key() is not None
+        return self.prefers == eras.LEGACY and self.port.ties_by_stream and self.port.era_key() is not None
 
     def _left(self) -> float:
         """Seconds left of the connection attempt's ``timeout``."""
@@ -261,19 +262,19 @@ class Handshake:
     def _probe(self, forced: bool) -> Negotiated:
         """Send ``server/discover`` and decide the era from its answer (or its silence)."""
         session = self.session
-        version = modern.MODERN_VERSION
+        version = eras.MODERN_VERSION
         self._configure(version, self.capabilities(version))
         done = threading.Event()
-        self.stamp.version = version
         wait = max(0.0, min(self.options.discover_timeout, self._left()))
         try:
             probe = session.start("server/discover", None, is_call=False, clock=self._clock(wait), done=done, stamp=self.stamp)
         except ClientError as exc:
-            status = getattr(exc.__cause__, "status", None)  # HTTP: a status without a JSON-RPC answer
+            cause = exc.__cause__
+            status = cause.status if isinstance(cause, HttpStatusError) else None  # HTTP: a status without a JSON-RPC answer
             if forced or exc.kind != "transport" or status in (None, 404):
                 raise
             self._tried.append(f"server/discover (HTTP {status})")
-            return self._initialize(v.LATEST_LEGACY_VERSION, forced=None, switch=True)
+            return self._initialize(eras.LATEST_LEGACY_VERSION, forced=None, switch=True)
         if session.wait_any(done, wait, [probe]):
             return self._decide(probe, forced)
         self._tried.append(f"server/discover (no answer in {wait:g} s)")
@@ -286,11 +287,11 @@ class Handshake:
             session.calls.forget(probe)
             raise self._out_of_time()
         # Silence: try initialize on the same process; a late DiscoverResult still wins.
-        offered = v.LATEST_LEGACY_VERSION
+        offered = eras.LATEST_LEGACY_VERSION
         caps = self.capabilities(offered)
         self._configure(offered, caps)
         init = session.start(
-            "initialize", v.initialize_params(offered, caps, self.client_info), is_call=False, clock=self._clock(), done=done
+            "initialize", eras.initialize_params(offered, caps, self.client_info), is_call=False, clock=self._clock(), done=done
         )
         # half of what is left at most, so that a restart still has time
         if session.wait_any(done, max(0.0, self._left() / 2), [probe, init]):
@@ -323,25 +324,23 @@ class Handshake:
         assert response is not None
         try:
             decision = modern.decide_from_discover(response)
-        except v.ProtocolViolation as exc:
+        except eras.ProtocolViolation as exc:
             raise ClientError("protocol", exc.message, data=exc.data) from None
-        if decision.era == v.MODERN:
+        if decision.era == eras.MODERN:
             return self._modern(decision.version, decision.discover)
         if forced:
             raise ClientError("protocol", "the server does not speak the 2026-07-28 era", data=response.get("error"))
         return self._initialize(decision.version, forced=None, switch=True)
 
     def _modern(self, version: str, discover: Optional[JsonDict]) -> Negotiated:
-        self.stamp.version = version
-        self.port.set_protocol(v.MODERN, version)
+        self.port.set_protocol(eras.MODERN, version)
         self._configure(version, self.capabilities(version))
-        self.on_era(v.MODERN, version)
-        return Negotiated(v.MODERN, version, discover)
+        return Negotiated(eras.MODERN, version, discover)
 
     # ------------------------------------------------------------------ the legacy lifecycle
 
     def _initialize(self, offered: str, forced: Optional[str], switch: bool = False, then_probe: bool = False) -> Negotiated:
-        """``initialize``, then ``notifications/initialized``.
+        """``initialize`` (the legacy engine sends ``notifications/initialized`` when it starts).
 
         With ``switch`` (era detection), an initialize error that lists a
         modern version switches to the modern era instead of failing; with
@@ -352,7 +351,7 @@ class Handshake:
             raise self._out_of_time()
         caps = self.capabilities(offered)
         self._configure(offered, caps)
-        params = v.initialize_params(offered, caps, self.client_info)
+        params = eras.initialize_params(offered, caps, self.client_info)
         call = self.session.start("initialize", params, is_call=False, clock=self._clock())
         return self._finish(call, offered, forced, caps, switch, then_probe)
 
@@ -366,7 +365,7 @@ class Handshake:
                 self._tried.append("initialize (no answer)")
                 raise self._out_of_time() from None
             if switch and exc.kind == "remote" and modern.modern_in_initialize_error({"data": exc.data}):
-                return self._modern(modern.MODERN_VERSION, None)  # a modern-only server listed its versions
+                return self._modern(eras.MODERN_VERSION, None)  # a modern-only server listed its versions
             if then_probe and exc.kind == "remote":
                 self._tried.append(f"initialize (refused: {exc.code})")
                 try:
@@ -377,17 +376,15 @@ class Handshake:
                 raise exc from None
             raise
         try:
-            version, server_caps = v.accept_initialize_result(result, forced)
-        except v.ProtocolViolation as exc:
+            version, server_caps = eras.accept_initialize_result(result, forced)
+        except eras.ProtocolViolation as exc:
             raise ClientError("protocol", exc.message, data=exc.data) from None
         self._configure(version, caps)
-        self.port.set_protocol(v.LEGACY, version)
+        self.port.set_protocol(eras.LEGACY, version)
         info = result.get("serverInfo")
         instructions = result.get("instructions")
-        self.on_era(v.LEGACY, version)
-        self.session.notify("notifications/initialized")
         return Negotiated(
-            v.LEGACY,
+            eras.LEGACY,
             version,
             None,
             server_caps,

@@ -3,15 +3,19 @@
 A server asks for input in two ways: a legacy server request (2025-06-18 /
 2025-11-25) or an input request of a 2026-07-28 ``input_required`` round (and
 the URL elicitations of a -32042 error). Either way the desk runs the check
-pipeline (docs/reference.md#order-of-checks), takes from the input budget,
-builds the callback's context, calls the handler, checks the answer and
-accounts for each refusal (a count and one structured log record). What
-differs between the eras is only how an outcome travels: the legacy engine
-writes it on the wire, the modern engine raises or retries.
+pipeline (docs/reference.md#order-of-checks) through one path,
+:meth:`InputDesk._check`, takes from the input budget, builds the callback's
+context, calls the handler, checks the answer and accounts for each refusal
+(a count and one structured log record). What differs between the eras is
+only how an outcome travels: the legacy engine writes it on the wire, the
+modern engine raises or retries; :func:`refusal_error` is the one mapping
+of a refusal to the error raised.
 
-``handler_timeout`` is read in one place, :meth:`InputDesk.deadline`, and
-enforced by one mechanism: a sweep of the running callbacks on the watchdog
-thread (:meth:`InputDesk.track_locked`). See docs/architecture.md#the-input-desk.
+``handler_timeout`` is read in one place, :meth:`InputDesk.timeout`. A
+callback on a caller's thread runs under the desk's own deadline sweep
+(:class:`~mcp_input_sync._runtime.deadlines.DeadlineSweep`); the legacy
+engine puts its server requests under its own. See
+docs/architecture.md#the-input-desk.
 """
 
 from __future__ import annotations
@@ -19,10 +23,10 @@ from __future__ import annotations
 import logging
 import threading
 from functools import partial
-from typing import Any, Callable, Mapping, Optional, Union
+from typing import Any, Mapping, Optional, Sequence, Union
 
 from . import _clock, reflect
-from ._calls import Inbound
+from ._era import ClientEra
 from ._protocol import jsonrpc, modern
 from ._protocol.budget import over_budget
 from ._protocol.deadlines import CallClock
@@ -30,9 +34,10 @@ from ._protocol.checks import CheckConfig, InputChecks, Prepared, Refusal
 from ._protocol.jsonrpc import JsonDict
 from ._protocol.limits import round_size
 from ._protocol.modern import PendingCall
-from ._protocol.eras import INPUT_METHODS, declared_kinds
+from ._protocol.eras import INPUT_REQUEST_KINDS, declared_kinds
 from ._protocol.forms import quoted
-from ._runtime import start_thread
+from ._runtime.deadlines import DeadlineSweep
+from ._runtime.fanout import NotRun, run_bounded
 from ._runtime.watchdog import Watchdog
 from ._stats import Stats
 from .errors import ClientError, InputRefused
@@ -40,6 +45,9 @@ from .handler import CancelToken, InputContext, InputHandler
 from .options import Options
 
 log = logging.getLogger("mcp_input_sync")
+
+#: One input request as the check path takes it: (key for messages, method, params).
+Request = tuple[Any, Any, Any]
 
 
 def loggable(text: str) -> str:
@@ -49,14 +57,18 @@ def loggable(text: str) -> str:
 
 
 def refusal_error(refusal: Refusal) -> ClientError:
-    """The ClientError for a refusal of the check pipeline (docs/modern.md#errors)."""
-    if refusal.check in ("method", "malformed"):
+    """The ClientError for a refusal of the check pipeline (docs/modern.md#errors): the one mapping."""
+    check = refusal.check
+    if check in ("method", "malformed"):
         return ClientError("protocol", refusal.message, code=refusal.code, check="malformed")
-    if refusal.check == "capability":
+    if check == "capability":
         return ClientError("protocol", refusal.message, code=refusal.code, check="capability")
-    if refusal.check == "answer":
+    if check == "answer":
         return ClientError("input_handler", refusal.message, code=refusal.code, data=refusal.detail or None, check="answer")
-    return ClientError("refused", refusal.message, code=refusal.code, check=refusal.check)
+    message = refusal.message
+    if check == "budget" and refusal.detail:  # the caller is told which option to raise; a server never is
+        message = f"{message}: {refusal.detail}"
+    return ClientError("refused", message, code=refusal.code, check=check)
 
 
 def call_handler(handler: InputHandler, prepared: Prepared, ctx: InputContext) -> Any:
@@ -80,26 +92,22 @@ class InputDesk:
         client_name: str,
         server_id: str,
         watchdog: Watchdog,
+        era: ClientEra,
     ) -> None:
         self.handler = handler
         self.options = options
         self.stats = stats
         self.client_name = client_name
         self.server_id = server_id
-        #: The check pipeline; its input budget is guarded by ``budget_lock``.
+        #: The check pipeline; its input budget is guarded by ``_budget_lock``.
         self.checks = InputChecks(CheckConfig(), *options.input_rate_limit, _clock.monotonic())
-        self.budget_lock = threading.Lock()
-        #: ``"legacy"`` or ``"modern"`` once the handshake decided (``ctx.era``).
-        self.era: Optional[str] = None
+        self._budget_lock = threading.Lock()
+        #: The client's era (``ctx.era``): read here, decided elsewhere.
+        self.era = era
         self._timeouts = options.handler_timeout
-        self._watchdog = watchdog
-        #: Guards the running callbacks below; the stats lock, which the legacy engine holds anyway.
-        self.lock = stats.lock
-        self._running: dict[int, Inbound] = {}
-        #: A deadline sweep is registered with the watchdog (guarded by ``lock``).
-        self.sweeping = False
-        #: Called by the sweep when the last running callback ends (stdio: write held-back answers).
-        self.on_idle: Optional[Callable[[], None]] = None
+        self._watch = watchdog.watch
+        #: The deadlines of callbacks running on callers' threads (modern rounds, -32042 URL elicitations).
+        self.sweep = DeadlineSweep(watchdog.watch)
         #: Tokens of callbacks running on callers' threads (close() sets them).
         self.live_tokens: set[CancelToken] = set()
         #: Worker threads of parallel rounds (close() joins them).
@@ -125,22 +133,48 @@ class InputDesk:
             origin=origin or opts.elicitation["origin"],
         )
 
-    def deadline(self, kind: str) -> float:
+    def timeout(self, kind: str) -> float:
         """The ``handler_timeout`` of a ``kind`` callback, in seconds: the one read of that option."""
         return self._timeouts[kind]
 
-    # ------------------------------------------------------------------ checks
+    # ------------------------------------------------------------------ the check path
 
-    def admit(self, method: str, kind: str, params: Any, now: float, in_flight: bool) -> Union[Refusal, Prepared]:
-        """One legacy server request through the pipeline: steps 1-3, the budget, steps 4-5."""
+    def _check(self, requests: Sequence[Request], budget: bool, in_flight: bool, now: Optional[float] = None, note: bool = True) -> Union[list[Prepared], Refusal]:
+        """The one check path: input requests through docs/reference.md#order-of-checks, all before any callback.
+
+        Steps 1-3 for every request, then (with ``budget``) one token each from
+        the input budget, all or none, then step 5 for every request; the first
+        refusal decides. A refusal is counted and logged under its request's
+        kind (with ``note``); a request without a method is refused
+        ``malformed`` and not counted. ``now`` is when the budget is taken
+        (None: read the clock).
+        """
         checks = self.checks
-        refusal = checks.before(method, params)
-        if refusal is None and not checks.unlimited:
-            with self.budget_lock:
-                refusal = checks.budget([kind], now)
-            if refusal is not None:  # the server gets the generic message; the log names the option
-                return Refusal(refusal.check, refusal.code, refusal.message, over_budget(*self.options.input_rate_limit))
-        return refusal if refusal is not None else checks.prepare(method, params, in_flight=in_flight)
+        for key, method, params in requests:
+            if type(method) is not str:
+                return Refusal("malformed", jsonrpc.METHOD_NOT_FOUND, f"input request {quoted(key)} has no method")
+            refusal = checks.before(method, params)
+            if refusal is not None:
+                return self._noted(INPUT_REQUEST_KINDS.get(method, "other"), refusal, note)
+        if budget and not checks.unlimited:  # an infinite rate keeps no state: no lock
+            kinds = [INPUT_REQUEST_KINDS[method] for _, method, _ in requests]
+            with self._budget_lock:
+                refusal = checks.budget(kinds, _clock.monotonic() if now is None else now)
+            if refusal is not None:  # the server gets the generic message; the log and the caller's error name the option
+                why = over_budget(*self.options.input_rate_limit)
+                return self._noted(kinds[0], Refusal(refusal.check, refusal.code, refusal.message, why), note)
+        prepared: list[Prepared] = []
+        for _, method, params in requests:
+            step = checks.prepare(method, params, in_flight=in_flight)
+            if type(step) is Refusal:
+                return self._noted(INPUT_REQUEST_KINDS[method], step, note)
+            prepared.append(step)  # type: ignore[arg-type]
+        return prepared
+
+    def _noted(self, kind: str, refusal: Refusal, note: bool) -> Refusal:
+        if note:
+            self.note_refusal(kind, refusal)
+        return refusal
 
     def note_refusal(self, kind: str, refusal: Refusal) -> None:
         """Count a refusal and log it as a structured record (server_id, kind, check, code)."""
@@ -156,8 +190,15 @@ class InputDesk:
             extra={"server_id": self.server_id, "kind": kind, "check": refusal.check, "code": refusal.code},
         )
 
+    # ------------------------------------------------------------------ the four ways in
+
+    def admit(self, method: str, params: Any, now: float, in_flight: bool) -> Union[Prepared, Refusal]:
+        """One legacy server request through the check path; a refusal is already counted and logged."""
+        checked = self._check(((None, method, params),), True, in_flight, now)
+        return checked if isinstance(checked, Refusal) else checked[0]
+
     def check_round(self, requests: Mapping[str, Any]) -> dict[str, Prepared]:
-        """Every input request of a modern round through the pipeline, before any callback.
+        """Every input request of a modern round through the check path, before any callback.
 
         Raises:
             ClientError: as docs/modern.md#errors says.
@@ -170,76 +211,41 @@ class InputDesk:
         if size > limits["round_bytes"]:
             self.stats.add("malformed")
             raise ClientError("protocol", f"one round's input requests take {size} bytes, over limits['round_bytes']={limits['round_bytes']}", check="limit")
-        checks = self.checks
-        kinds: list[str] = []
-        for key, request in requests.items():
-            method = request.get("method") if isinstance(request, dict) else None
-            params = request.get("params") if isinstance(request, dict) else None
-            if not isinstance(method, str):
-                raise ClientError("protocol", f"input request {quoted(key)} has no method", code=jsonrpc.METHOD_NOT_FOUND, check="malformed")
-            refusal = checks.before(method, params)
-            if refusal is not None:
-                self.note_refusal(INPUT_METHODS.get(method, "other"), refusal)
-                raise refusal_error(refusal)
-            kinds.append(INPUT_METHODS[method])
-        with self.budget_lock:
-            refusal = checks.budget(kinds, _clock.monotonic())
-        if refusal is not None:
-            why = over_budget(*self.options.input_rate_limit)
-            self.note_refusal(kinds[0], Refusal(refusal.check, refusal.code, refusal.message, why))
-            raise ClientError("refused", f"{refusal.message}: {why}", code=refusal.code, check=refusal.check)
-        prepared: dict[str, Prepared] = {}
-        for key, request in requests.items():
-            step = checks.prepare(request["method"], request.get("params"), in_flight=True)
-            if isinstance(step, Refusal):
-                self.note_refusal(INPUT_METHODS[request["method"]], step)
-                raise refusal_error(step)
-            prepared[key] = step
-        return prepared
-
-    def answer_url_elicitations(self, error: ClientError, clock: CallClock) -> list[JsonDict]:
-        """The URL elicitations of a -32042 error: all checked first, then answered in order on this thread."""
-        data = error.data
-        entries = data.get("elicitations") if error.code == jsonrpc.URL_ELICITATION_REQUIRED and isinstance(data, dict) else None
-        if not isinstance(entries, list) or not all(isinstance(e, dict) and e.get("mode") == "url" for e in entries):
-            raise ClientError("protocol", "not a -32042 error with URL elicitations", check="malformed")
-        return [self.answer_here(step, clock, None) for step in self.check_url_elicitations(entries)]
+        checked = self._check([_as_request(key, request) for key, request in requests.items()], budget=True, in_flight=True)
+        if isinstance(checked, Refusal):
+            raise refusal_error(checked)
+        return dict(zip(requests, checked))
 
     def check_url_elicitations(self, entries: list[JsonDict]) -> list[Prepared]:
-        """The URL elicitations of a -32042 error through the pipeline, all before any callback."""
-        checks = self.checks
+        """The URL elicitations of a -32042 error through the check path, one by one, all before any callback."""
         prepared: list[Prepared] = []
-        for entry in entries:
-            found = checks.before("elicitation/create", entry)
-            step = found if found is not None else checks.prepare("elicitation/create", entry, in_flight=True)
-            if isinstance(step, Refusal):
-                self.note_refusal("elicitation", step)
-                kind = "refused" if step.check not in ("capability", "malformed", "method") else "protocol"
-                raise ClientError(kind, step.message, code=step.code, check=step.check)
-            prepared.append(step)
+        for i, entry in enumerate(entries):
+            checked = self._check(((i, "elicitation/create", entry),), budget=False, in_flight=True)
+            if isinstance(checked, Refusal):
+                raise refusal_error(checked)
+            prepared.append(checked[0])
         return prepared
 
     def check_answers(self, pending: PendingCall, responses: Mapping[str, Any]) -> tuple[JsonDict, list[str]]:
         """A resumed round's answers, each validated as a handler's answer would be.
 
-        A pending call is data from outside: its requests go through the checks
-        again. Returns the answers and the question keys the user declined.
+        A pending call is data from outside: its requests go through the check
+        path again, one by one (the budget was taken when the round came; a
+        refusal here is the client's own configuration, not counted), then
+        each answer through the answer check. Returns the answers and the
+        question keys the user declined.
         """
-        checks = self.checks
         missing = [key for key in pending.input_requests if key not in responses]
         if missing:
             raise ClientError("input_handler", f"no answer for input request {quoted(missing[0])}", code=jsonrpc.INTERNAL_ERROR, check="answer")
         answers: JsonDict = {}
         declined = []
         for key, request in pending.input_requests.items():
-            method = request.get("method") if isinstance(request, dict) else None
-            refusal = checks.before(method, request.get("params")) if isinstance(method, str) else None
-            if not isinstance(method, str) or refusal is not None:
-                raise refusal_error(refusal) if refusal is not None else ClientError("protocol", f"input request {quoted(key)} has no method", check="malformed")
-            step = checks.prepare(method, request.get("params"), in_flight=True)
-            if isinstance(step, Refusal):  # the checks passed when the round arrived; a changed config refuses
-                raise refusal_error(step)
-            verdict = checks.answer(step, responses[key])
+            checked = self._check((_as_request(key, request),), budget=False, in_flight=True, note=False)
+            if isinstance(checked, Refusal):
+                raise refusal_error(checked)
+            step = checked[0]
+            verdict = self.checks.answer(step, responses[key])
             if isinstance(verdict, Refusal):
                 self.note_refusal(step.kind, verdict)
                 raise refusal_error(verdict)
@@ -251,17 +257,25 @@ class InputDesk:
 
     # ------------------------------------------------------------------ one callback
 
-    def context(self, prepared: Prepared, assigns: Optional[Mapping[str, Any]], related: Any, token: Optional[CancelToken]) -> InputContext:
-        """The context of a callback answering ``prepared`` (docs/index.md#the-context)."""
-        return InputContext._for_request(
-            self.client_name, self.server_id, self.era, assigns, related, prepared.mode, prepared.url, prepared.fields, token
-        )
-
-    def call(self, prepared: Prepared, ctx: InputContext) -> Any:
-        """Run the handler method for the request's kind and return what it returned."""
+    def _callback(self, prepared: Prepared, assigns: Optional[Mapping[str, Any]], related: Any, token: Optional[CancelToken]) -> Any:
+        """The callback's context (docs/index.md#the-context), then the handler method for its kind."""
         handler = self.handler
         assert handler is not None  # the capability check passed
+        ctx = InputContext._for_request(
+            self.client_name, self.server_id, self.era.name, assigns, related, prepared.mode, prepared.url, prepared.fields, token
+        )
         return call_handler(handler, prepared, ctx)
+
+    def answer(self, prepared: Prepared, assigns: Optional[Mapping[str, Any]], related: Any, token: CancelToken, what: str) -> Union[JsonDict, Refusal]:
+        """Answer one admitted legacy server request: the callback, then the answer check.
+
+        Returns what to send, or the refusal of the answer (already counted
+        and logged). ``what`` names the request in the log (its method).
+
+        Raises:
+            BaseException: whatever the handler raised (``InputRefused`` included).
+        """
+        return self.check_answer(prepared, self._callback(prepared, assigns, related, token), what)
 
     def check_answer(self, prepared: Prepared, value: Any, what: str) -> Union[Refusal, JsonDict]:
         """The answer check; a refusal is counted and logged, an accepted answer's notes are logged.
@@ -280,55 +294,6 @@ class InputDesk:
         for note in prepared.notes:
             log.warning("mcp_input_sync: %s answer to server %s: %s", what, self.server_id, note)
         return verdict
-
-    # ------------------------------------------------------------------ handler_timeout
-
-    def track_locked(self, entry: Inbound) -> bool:
-        """Put a running callback under the deadline sweep; the caller holds :attr:`lock`.
-
-        Returns True when the sweep is not registered yet: the caller then
-        calls :meth:`arm` once it has released the lock.
-        """
-        self._running[id(entry)] = entry
-        if self.sweeping:
-            return False
-        self.sweeping = True
-        return True
-
-    def untrack_locked(self, entry: Inbound) -> None:
-        """The callback ended or was answered; the caller holds :attr:`lock`."""
-        self._running.pop(id(entry), None)
-
-    def arm(self) -> None:
-        """Register the one sweep of deadlines with the watchdog (not a timer per callback)."""
-        self._watchdog.watch(self._sweep)
-
-    def _sweep(self) -> bool:
-        """Watchdog thread, on every wake (at least every 0.1 s) while callbacks run.
-
-        Expires each callback whose deadline has passed; returns True (stop
-        sweeping) once none runs, after calling :attr:`on_idle`.
-        """
-        now = _clock.monotonic()
-        with self.lock:
-            entries = list(self._running.values())
-        for entry in entries:
-            if entry.deadline <= now and entry.expire is not None:
-                try:
-                    entry.expire(entry)
-                except Exception:  # one failing expiry must not end the deadlines of the others
-                    log.exception("mcp_input_sync: a %s deadline could not be enforced", entry.kind)
-                    with self.lock:
-                        self.untrack_locked(entry)
-                    entry.token.cancel("timeout")
-        with self.lock:
-            stop = not self._running
-            if stop:
-                self.sweeping = False
-        on_idle = self.on_idle
-        if stop and on_idle is not None:
-            on_idle()
-        return stop
 
     # ------------------------------------------------------------------ callbacks on the caller's thread
 
@@ -351,19 +316,11 @@ class InputDesk:
         """
         token = token or CancelToken()
         now = _clock.monotonic()
-        limit = self.deadline(step.kind)
-        entry = Inbound(None, step.kind, step.kind, min(now + limit, clock.started + clock.max_total), limit)  # type: ignore[arg-type]
-        entry.token = token
-        entry.expire = _expire_token
-        ctx = self.context(step, self.options.assigns if assigns is None else assigns, None, token)
-        self.live_tokens.add(token)
-        with self.lock:
-            arm = self.track_locked(entry)
-        if arm:
-            self.arm()
+        timer = self.sweep.track(min(now + self.timeout(step.kind), clock.started + clock.max_total), _expire_token, token)
+        live = self.live_tokens
+        live.add(token)
         if cancel is not None:
             watched = token
-            live = self.live_tokens
 
             def forward() -> bool:
                 if cancel.is_set():
@@ -371,9 +328,9 @@ class InputDesk:
                     return True
                 return watched.is_set or watched not in live
 
-            self._watchdog.watch(forward)
+            self._watch(forward)
         try:
-            value = self.call(step, ctx)
+            value = self._callback(step, self.options.assigns if assigns is None else assigns, None, token)
         except InputRefused as refusal:
             raise ClientError("input_handler", refusal.message, code=refusal.code, data=refusal.data) from refusal
         except Exception as exc:
@@ -381,9 +338,8 @@ class InputDesk:
                 raise ClientError("timeout", f"the {step.kind} callback ran past its deadline") from exc
             raise ClientError("input_handler", "the input handler failed", code=jsonrpc.INTERNAL_ERROR) from exc
         finally:
-            with self.lock:
-                self.untrack_locked(entry)
-            self.live_tokens.discard(token)
+            timer.cancel()
+            live.discard(token)
         if token.reason == "timeout":
             self.stats.add("timed_out")
             raise ClientError("timeout", f"the {step.kind} callback ran past its deadline; its answer was discarded")
@@ -402,7 +358,13 @@ class InputDesk:
         assigns: Optional[Mapping[str, Any]],
         cancel: Optional[threading.Event] = None,
     ) -> JsonDict:
-        """Run the handler for every input request of a round and validate the answers."""
+        """Run the handler for every input request of a round and validate the answers.
+
+        In parallel, up to the handler's ``input_parallelism``: each callback's
+        wait is bounded by its own deadline, counted from when it started (one
+        waiting for a free thread has not), and the first failure cancels the
+        others.
+        """
         handler = self.handler
         parallel = type(handler).input_parallelism if handler is not None else 1
         if parallel > 1 and len(prepared) > 1:
@@ -421,71 +383,50 @@ class InputDesk:
         parallel: int,
         cancel: Optional[threading.Event],
     ) -> JsonDict:
-        """Run a round's callbacks on up to ``parallel`` worker threads; the first failure cancels the rest.
-
-        The call waits for each callback only until its own deadline, counted
-        from when it started (a callback waiting for a free worker has not).
-        """
-        gate = threading.BoundedSemaphore(parallel)
         tokens = {key: CancelToken() for key in prepared}
-        outcomes: dict[str, Union[JsonDict, ClientError]] = {}
-        started: dict[str, float] = {}
-        finished = threading.Condition()
-        failed = threading.Event()
 
-        def run(key: str) -> None:
-            with gate:
-                with finished:
-                    started[key] = _clock.monotonic()
-                try:
-                    if failed.is_set():
-                        raise ClientError("cancelled", "another callback of the round failed")
-                    outcome: Union[JsonDict, ClientError] = self.answer_here(prepared[key], clock, assigns, tokens[key], cancel)
-                except ClientError as exc:
-                    outcome = exc
-                except BaseException:  # a worker must end with an outcome, whatever the callback did
-                    log.exception("mcp_input_sync: a parallel input callback failed")
-                    outcome = ClientError("input_handler", "the input handler failed", code=jsonrpc.INTERNAL_ERROR)
-                if isinstance(outcome, ClientError):
-                    failed.set()
-                    for other in tokens.values():
-                        other.cancel("cancelled")
-            with finished:
-                outcomes[key] = outcome
-                finished.notify_all()
+        def cancel_the_others() -> None:
+            for token in tokens.values():
+                token.cancel("cancelled")
 
-        threads = [start_thread("input", partial(run, key)) for key in prepared]
-        self.input_threads.update(threads)
-        limits = {key: self.deadline(step.kind) for key, step in prepared.items()}
-        end_of_call = clock.started + clock.max_total
-
-        def overdue(now: float) -> bool:
-            if now >= end_of_call:
-                return True
-            return any(key not in outcomes and key in started and now >= started[key] + limits[key] for key in prepared)
-
-        with finished:
-            while len(outcomes) < len(prepared) and not overdue(_clock.monotonic()):
-                finished.wait(_clock.MAX_WAIT)
-            known = dict(outcomes)
-        for thread in threads:
-            if not thread.is_alive():
-                self.input_threads.discard(thread)
-        errors = [(key, out) for key, out in sorted(known.items()) if isinstance(out, ClientError)]
+        outcomes = run_bounded(
+            {key: partial(self._answer_on_worker, step, clock, assigns, tokens[key], cancel) for key, step in prepared.items()},
+            parallel,
+            {key: self.timeout(step.kind) for key, step in prepared.items()},
+            clock.started + clock.max_total,
+            on_failure=cancel_the_others,
+            threads=self.input_threads,
+        )
+        errors = [(key, _round_error(exc)) for key, exc in sorted(outcomes.errors.items())]
         # callbacks cancelled because another one failed are not failures of their own
         failures = [e for e in errors if e[1].kind != "cancelled"] or errors
         if failures:
             raise failures[0][1]
-        if len(known) < len(prepared):
+        if not outcomes.complete:
             for token in tokens.values():
                 token.cancel("timeout")
             raise ClientError("timeout", "a callback of the round ran past its deadline; the round was abandoned")
-        answers: JsonDict = {}
-        for key in prepared:
-            outcome = known[key]
-            assert not isinstance(outcome, ClientError)
-            answers[key] = outcome
-        return answers
+        return {key: outcomes.values[key] for key in prepared}
+
+    def _answer_on_worker(
+        self, step: Prepared, clock: CallClock, assigns: Optional[Mapping[str, Any]], token: CancelToken, cancel: Optional[threading.Event]
+    ) -> JsonDict:
+        """:meth:`answer_here` on a round's worker thread: whatever else it raises becomes an ``input_handler`` error."""
+        try:
+            return self.answer_here(step, clock, assigns, token, cancel)
+        except ClientError:
+            raise
+        except BaseException as exc:  # a worker must end with an outcome, whatever the callback did
+            log.exception("mcp_input_sync: a parallel input callback failed")
+            raise ClientError("input_handler", "the input handler failed", code=jsonrpc.INTERNAL_ERROR) from exc
+
+    def answer_url_elicitations(self, error: ClientError, clock: CallClock) -> list[JsonDict]:
+        """The URL elicitations of a -32042 error: all checked first, then answered in order on this thread."""
+        data = error.data
+        entries = data.get("elicitations") if error.code == jsonrpc.URL_ELICITATION_REQUIRED and isinstance(data, dict) else None
+        if not isinstance(entries, list) or not all(isinstance(e, dict) and e.get("mode") == "url" for e in entries):
+            raise ClientError("protocol", "not a -32042 error with URL elicitations", check="malformed")
+        return [self.answer_here(step, clock, None) for step in self.check_url_elicitations(entries)]
 
     def close(self) -> None:
         """Set the token of every callback running on a caller's thread."""
@@ -493,6 +434,22 @@ class InputDesk:
             token.cancel("closed")
 
 
-def _expire_token(entry: Inbound) -> None:
+def _as_request(key: str, request: Any) -> Request:
+    """A round's ``{"method", "params"}`` entry as the check path takes it."""
+    if not isinstance(request, dict):
+        return key, None, None
+    return key, request.get("method"), request.get("params")
+
+
+def _round_error(exc: BaseException) -> ClientError:
+    """What a parallel round's callback ended with, as the error the call raises."""
+    if isinstance(exc, ClientError):
+        return exc
+    if isinstance(exc, NotRun):
+        return ClientError("cancelled", "another callback of the round failed")
+    return ClientError("input_handler", "the input handler failed", code=jsonrpc.INTERNAL_ERROR)
+
+
+def _expire_token(token: CancelToken) -> None:
     """A callback on a caller's thread ran past its deadline: its token says so; the caller raises."""
-    entry.token.cancel("timeout")
+    token.cancel("timeout")

@@ -11,18 +11,16 @@ from __future__ import annotations
 import logging
 import math
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import Any, Callable, Optional
 
 from . import _clock, reflect
 from ._calls import CallTable
+from ._era import ClientEra
 from ._protocol.budget import TokenBucket
 from ._protocol.jsonrpc import JsonDict
 from ._runtime.notify import NotificationPump
 from ._stats import Stats
 from .handler import InputContext, InputHandler, overrides
-
-if TYPE_CHECKING:
-    pass
 
 log = logging.getLogger("mcp_input_sync")
 
@@ -75,21 +73,30 @@ class NotificationRouter:
         stats: Stats,
         client_name: str,
         server_id: str,
+        era: ClientEra,
+        pump: NotificationPump,
+        log_rate_limit: tuple[float, int],
+        log_level: str,
     ) -> None:
         self.handler = handler
         self.calls = calls
         self.stats = stats
         self.client_name = client_name
         self.server_id = server_id
-        self.era: Optional[str] = None
-        self.pump: Optional[NotificationPump] = None
+        #: The client's era (``ctx.era``): read here, decided elsewhere.
+        self.era = era
+        #: Runs the handler's hooks, the subscribers and progress callbacks (started when the client opens).
+        self.pump = pump
         self.server_log = logging.getLogger(f"mcp_input_sync.server.{server_id}")
         self.has_log_hook = overrides(handler, "handle_log")
         self.has_notification_hook = overrides(handler, "handle_notification")
         self._subscribers: tuple[Subscription, ...] = ()
         self._lock = threading.Lock()
-        #: The log rate limit (set when the client opens); guarded by ``_lock``.
-        self.log_budget: Optional[TokenBucket] = None
+        #: The log rate limit; guarded by ``_lock``.
+        self.log_budget = TokenBucket(*log_rate_limit, _clock.monotonic())
+        self._log_level = log_level
+        #: The level chosen by ``client.set_log_level`` (None: ``log_level``, when logs are wanted).
+        self._chosen_level: Optional[str] = None
 
     # ------------------------------------------------------------------ subscribers
 
@@ -112,6 +119,17 @@ class NotificationRouter:
         """True when someone reads log entries: a handle_log hook or a subscriber."""
         return self.has_log_hook or bool(self._subscribers)
 
+    def choose_level(self, level: str) -> None:
+        """``client.set_log_level``: the level asked for from now on, whoever reads the entries."""
+        self._chosen_level = level
+
+    def log_level(self) -> Optional[str]:
+        """The log level a 2026-07-28 request asks for in its ``_meta`` (None: nobody reads logs)."""
+        chosen = self._chosen_level
+        if chosen is not None:
+            return chosen
+        return self._log_level if self.has_log_hook or self._subscribers else None
+
     # ------------------------------------------------------------------ reader thread
 
     def route(self, method: str, params: Any) -> None:
@@ -122,21 +140,18 @@ class NotificationRouter:
             self._progress(params)
             return
         if method == "notifications/message":
-            budget = self.log_budget
-            if budget is not None:
-                now = _clock.monotonic()
-                with self._lock:
-                    allowed = budget.take(1, now)
-                if not allowed:
-                    self.stats.add("logs_dropped")
-                    return
+            now = _clock.monotonic()
+            with self._lock:
+                allowed = self.log_budget.take(1, now)
+            if not allowed:
+                self.stats.add("logs_dropped")
+                return
             self._post(self._deliver_log, params)
         else:
             self._post(self._deliver, method, params)
 
     def _post(self, job: Callable[..., None], *args: Any) -> None:
-        pump = self.pump
-        if pump is None or not pump.post(job, *args):
+        if not self.pump.post(job, *args):
             self.stats.add("notifications_dropped")
 
     def _progress(self, params: JsonDict) -> None:
@@ -164,7 +179,7 @@ class NotificationRouter:
     # ------------------------------------------------------------------ notification thread
 
     def _context(self) -> InputContext:
-        return InputContext(client=self.client_name, server_id=self.server_id, era=self.era)
+        return InputContext(client=self.client_name, server_id=self.server_id, era=self.era.name)
 
     def _deliver(self, method: str, params: JsonDict) -> None:
         if self.has_notification_hook:

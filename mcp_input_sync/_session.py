@@ -22,11 +22,12 @@ from ._calls import Call, CallTable, ProgressCallback
 from ._port import Port
 from ._protocol import jsonrpc
 from ._protocol.deadlines import MAX_TOTAL, CallClock
+from ._protocol.headers import HeaderArgs, routed_name
 from ._protocol.jsonrpc import JsonDict, RequestId
 from ._protocol.limits import LimitExceeded, json_size, may_be_too_deep, salvage, too_deep
 from ._stats import Stats
 from .errors import ClientError
-from .transports.base import Oversized, TransportClosed
+from .transports.base import Outgoing, Oversized, TransportAuthError, TransportClosed
 
 log = logging.getLogger("mcp_input_sync")
 
@@ -39,8 +40,14 @@ QUOTED_STDERR_LINES = 10
 #: Notifications that are part of a request's own handshake, for nobody else.
 _SILENT = frozenset({"notifications/subscriptions/acknowledged"})
 
-#: ``stamp(params) -> params``: what every request carries besides its params (the modern ``_meta``).
-Stamp = Callable[[Optional[JsonDict]], Optional[JsonDict]]
+class Stamp(Protocol):
+    """``stamp(params) -> params``: what every request carries besides its params (the modern ``_meta``)."""
+
+    @property
+    def version(self) -> str:
+        """The protocol version the stamp writes into ``_meta`` (the transport is told it with the message)."""
+
+    def __call__(self, params: Optional[JsonDict]) -> Optional[JsonDict]: ...
 
 
 class Receiver(Protocol):
@@ -83,13 +90,13 @@ def transport_error(exc: BaseException, what: str, live: bool = True) -> ClientE
 
     A transport error that names a ``check`` (a refused redirect: ``"redirect"``) keeps it.
     """
-    status = getattr(exc, "status", None)
-    if status in (401, 403):
-        return ClientError("auth", str(exc), data=getattr(exc, "headers", None), check=getattr(exc, "check", None))
+    if isinstance(exc, TransportAuthError):
+        return ClientError("auth", str(exc), data=exc.headers, check=exc.check)
     if isinstance(exc, LimitExceeded):
         return ClientError("protocol", f"{what}: {exc}{raise_hint(exc.limit)}", check="limit")
     if live:
-        return ClientError("transport", what if what == str(exc) else f"{what}: {exc}", check=getattr(exc, "check", None))
+        check = exc.check if isinstance(exc, TransportClosed) else None
+        return ClientError("transport", what if what == str(exc) else f"{what}: {exc}", check=check)
     return ClientError("closed", "the client is closed")
 
 
@@ -128,7 +135,14 @@ class Session:
         route: Callable[[str, Any], None],
         is_live: Callable[[], bool],
         on_broken: Callable[[], None],
+        calls: Optional[CallTable] = None,
+        drain: Optional[Callable[[float], object]] = None,
+        receiver: Optional[Receiver] = None,
     ) -> None:
+        """``route`` takes each notification (the router's), ``drain`` waits until
+        the notifications queued so far were delivered (the pump's), ``calls`` is
+        the table of requests in flight (new when omitted), ``receiver`` hears
+        server requests until :meth:`serve` names another."""
         self.port = port
         self.stats = stats
         self.server_id = server_id
@@ -139,24 +153,29 @@ class Session:
         self._on_broken = on_broken
         self._ids = itertools.count(1)
         #: The requests in flight.
-        self.calls = CallTable()
-        #: Who hears server requests and cancellations: the era's engine (set by the client).
-        self.receiver: Optional[Receiver] = None
-        #: Added to every request's params (the modern ``_meta``), or None.
-        self.stamp: Optional[Stamp] = None
-        #: Drains the notification queue before a call with progress returns (set by the client).
-        self.drain: Optional[Callable[[float], object]] = None
+        self.calls = CallTable() if calls is None else calls
+        #: Who hears server requests and cancellations (:meth:`serve`).
+        self.receiver = receiver
+        self._drain = drain
+
+    def serve(self, receiver: Receiver) -> None:
+        """From now on ``receiver`` hears the server's requests and cancellations.
+
+        The legacy engine hears them until the handshake decides; then the
+        era's engine, named before anything more is sent.
+        """
+        self.receiver = receiver
 
     # ------------------------------------------------------------------ writing
 
-    def send(self, message: JsonDict) -> None:
-        """Encode and write one message; a failure is a :class:`ClientError`."""
+    def send(self, message: JsonDict, info: Outgoing) -> None:
+        """Encode and write one message, with what it is; a failure is a :class:`ClientError`."""
         try:
             data = jsonrpc.encode(message)
         except (TypeError, ValueError) as exc:
             raise ClientError("protocol", f"message cannot be encoded as JSON: {exc}") from None
         try:
-            self.port.send(data)
+            self.port.send(data, info)
         except TransportClosed as exc:
             status, _ = self.port.last_words()
             error = transport_error(exc, str(exc) + self.server_words(), self._is_live())
@@ -169,16 +188,16 @@ class Session:
         lines of stderr (:func:`last_words`); "" for other transports or a silent server."""
         return last_words(*self.port.last_words())
 
-    def send_quietly(self, message: JsonDict) -> None:
-        """:meth:`send`, logging a failure instead of raising it."""
-        try:
-            self.send(message)
-        except ClientError as exc:
-            log.debug("mcp_input_sync: could not send %s: %s", message.get("method"), exc)
-
     def notify(self, method: str, params: Optional[JsonDict] = None) -> None:
         """Send a notification."""
-        self.send(jsonrpc.notification(method, params))
+        self.send(jsonrpc.notification(method, params), Outgoing(method))
+
+    def notify_quietly(self, method: str, params: Optional[JsonDict] = None) -> None:
+        """:meth:`notify`, logging a failure instead of raising it."""
+        try:
+            self.notify(method, params)
+        except ClientError as exc:
+            log.debug("mcp_input_sync: could not send %s: %s", method, exc)
 
     # ------------------------------------------------------------------ requests
 
@@ -194,14 +213,22 @@ class Session:
         done: Optional[threading.Event] = None,
         task_id: Optional[str] = None,
         stamp: Optional[Stamp] = None,
+        header_args: HeaderArgs = (),
     ) -> Call:
-        """Register and write one request (stamped); the caller waits for it with :meth:`result`."""
+        """Register and write one request (stamped); the caller waits for it with :meth:`result`.
+
+        ``header_args`` are the ``x-mcp-header`` arguments of a 2026-07-28
+        ``tools/call``; they go to the transport with the request
+        (:class:`~mcp_input_sync.transports.base.Outgoing`), as do its method,
+        id, the stamp's version and its ``Mcp-Name``.
+        """
         request_id = next(self._ids)
         call = Call(request_id, method, is_call, self._default_assigns if assigns is None else assigns, clock, done)
         call.task_id = task_id
-        stamp = stamp or self.stamp
+        version: Optional[str] = None
         if stamp is not None:
             params = stamp(params)  # modern: every request carries a fresh, complete _meta
+            version = stamp.version
         if progress is not None:
             # a fresh token on every request, so late progress of an old one is dropped
             call.progress = progress
@@ -209,8 +236,9 @@ class Session:
             params = jsonrpc.with_meta(params, {"progressToken": token})
         if not self.calls.add(call):
             raise ClientError("closed", "the client is closed")
+        info = Outgoing(method, request_id, version, routed_name(method, params), header_args)
         try:
-            self.send(jsonrpc.request(request_id, method, params))
+            self.send(jsonrpc.request(request_id, method, params), info)
         except ClientError:
             self.calls.forget(call)
             raise
@@ -235,9 +263,9 @@ class Session:
         assert response is not None
         if "error" in response:
             raise remote_error(response["error"], call.method)
-        if call.progress is not None and self.drain is not None:
+        if call.progress is not None and self._drain is not None:
             # progress that arrived before the result is delivered before the call returns
-            self.drain(1.0)
+            self._drain(1.0)
         result = response["result"]
         if type(result) is not dict:
             raise ClientError("protocol", f"{call.method} result is not an object", data=result)
@@ -302,7 +330,7 @@ class Session:
             return
         if self.port.cancel_request(call.id):
             return  # modern HTTP: closing the response stream is the cancellation
-        self.send_quietly(jsonrpc.notification("notifications/cancelled", {"requestId": call.id, "reason": reason}))
+        self.notify_quietly("notifications/cancelled", {"requestId": call.id, "reason": reason})
 
     def fail_all(self, kind: str, why: Callable[[str], str], data: Any = None) -> list[Call]:
         """Refuse new requests and fail every one in flight with ``ClientError(kind, why(method), data=data)``; returns them."""

@@ -14,26 +14,23 @@ class Stats:
     """Thread-safe counters of one client."""
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
+        #: Guards ``counts`` and ``refused``, and nothing else.
+        self._lock = threading.Lock()
         self.counts: dict[str, int] = dict.fromkeys(COUNTERS, 0)
         self.refused: dict[str, dict[str, int]] = {}
 
     def add(self, name: str, n: int = 1) -> None:
-        with self.lock:
+        with self._lock:
             self.counts[name] += n
 
-    def add_locked(self, name: str) -> None:
-        """Count one under a lock the caller already holds (``self.lock``)."""
-        self.counts[name] += 1
-
     def refuse(self, kind: str, check: str) -> None:
-        with self.lock:
+        with self._lock:
             by_kind = self.refused.setdefault(kind, {})
             by_kind[check] = by_kind.get(check, 0) + 1
 
     def snapshot(self) -> Mapping[str, Any]:
         """A read-only copy: the counters plus ``refused`` (kind -> check -> count)."""
-        with self.lock:
+        with self._lock:
             snap: dict[str, Any] = dict(self.counts)
             snap["refused"] = MappingProxyType({k: MappingProxyType(dict(v)) for k, v in self.refused.items()})
         return MappingProxyType(snap)

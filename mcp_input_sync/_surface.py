@@ -48,9 +48,6 @@ class SurfaceAPI:
     #: ``_clock_for(timeout, max_total_timeout)``: a call's deadlines.
     _clock_for: Callable[[Seconds, Seconds], CallClock]
 
-    #: The level set by :meth:`set_log_level` (None: the ``log_level`` option, when logs are wanted).
-    _chosen_level: Optional[str] = None
-
     # ------------------------------------------------------------------ completion and logs
 
     def complete(
@@ -116,15 +113,8 @@ class SurfaceAPI:
         if level not in LOG_LEVELS:
             raise ValueError(f"level must be one of {LOG_LEVELS}, not {level!r}")
         engine = self._ensure_open()
-        self._chosen_level = level
+        self._router.choose_level(level)
         engine.set_log_level(level, self._clock_for(timeout, _UNSET))
-
-    def _log_level(self) -> Optional[str]:
-        """The log level a modern request asks for (None: nobody reads logs)."""
-        chosen = self._chosen_level
-        if chosen is not None:
-            return chosen
-        return self._opts.log_level if self._router.wants_logs else None
 
     # ------------------------------------------------------------------ any request
 

@@ -22,45 +22,39 @@ Thread and lifecycle contract:
 - When the connection breaks, every call in flight raises
   ``ClientError(kind="transport")`` and the client closes itself.
 
-The client is a facade (docs/architecture.md#the-client): it joins the
-port, the session, the input desk, the handshake and the era's engine, and
-is the only module that builds them.
+The client is a facade (docs/architecture.md#the-client): it holds the
+port, the session, the input desk and the era's engine, which ``_assembly``
+builds in dependency order, and hands each public call to the engine.
 """
 
 from __future__ import annotations
 
 import enum
-from functools import partial
 import logging
 import os
 import threading
 from typing import Any, Mapping, Optional, Sequence, Union
 
-from . import _clock
+from . import _assembly, _clock
 from ._api import _UNSET, CallsAPI, Seconds
 from ._calls import CallSpec, ProgressCallback
 from ._engines.base import EraEngine
 from ._engines.legacy import LegacyEngine
-from ._engines.modern import ModernEngine
-from ._handshake import Handshake, Negotiated, declared_capabilities
+from ._era import PROCESS_ERA_CACHE, EraCache
+from ._handshake import declared_capabilities
 from ._input import InputDesk
-from ._notifications import NotificationRouter, Subscriber, Subscription
+from ._notifications import Subscriber, Subscription
 from ._port import Port
-from ._protocol import jsonrpc, modern
-from ._protocol import eras as v
-from ._protocol.budget import TokenBucket
+from ._protocol import jsonrpc
 from ._protocol.deadlines import CallClock
 from ._protocol.checks import Prepared, Refusal
 from ._protocol.jsonrpc import JsonDict
-from ._protocol.modern import MetaStamp, PendingCall
+from ._protocol.modern import PendingCall
 from ._runtime import RealBudget
-from ._runtime.notify import NotificationPump
 from ._runtime.watchdog import Watchdog
 from ._runtime.workers import HandlerPool
-from ._session import Session, transport_error
-from ._stats import Stats
+from ._session import transport_error
 from ._surface import SurfaceAPI
-from ._version import __version__
 from .errors import ClientError
 from .handler import InputHandler
 from .options import Options, seconds
@@ -86,6 +80,9 @@ class Client(CallsAPI, SurfaceAPI):
     Args:
         transport: the connection to one server (see :mod:`mcp_input_sync.transports`);
             it is started by :meth:`open`.
+        era_cache: where the era of each endpoint, and of each tool beside a
+            handshake session, is remembered (docs/reference.md#era-detection);
+            by default one cache shared by the whole process. Tests pass their own.
         **options: the options of docs/reference.md#options (``handler``, ``name``,
             ``server_id``, ``assigns``, ``protocol``, ``timeout``, ...).
 
@@ -99,11 +96,12 @@ class Client(CallsAPI, SurfaceAPI):
             result = client.call_tool("deploy", {"env": "staging"})
     """
 
-    def __init__(self, transport: Transport, **options: Any) -> None:
+    def __init__(self, transport: Transport, *, era_cache: Optional[EraCache] = None, **options: Any) -> None:
         self._opts = opts = Options.parse(options)
         self._transport = transport
         self._port = port = Port(transport)
         self._handler: Optional[InputHandler] = opts.handler
+        self._era_cache = PROCESS_ERA_CACHE if era_cache is None else era_cache
         #: The ``name`` option: ``clientInfo.name`` and ``ctx.client``.
         self.name = opts.name
         #: The ``server_id`` option: ``ctx.server_id`` and the server's logger name.
@@ -112,41 +110,29 @@ class Client(CallsAPI, SurfaceAPI):
         self._state_lock = threading.RLock()
         self._closed = threading.Event()
         self._ready = threading.Event()
-        self._stats = Stats()
         self._pid = os.getpid()
-        self._session = Session(
-            port,
-            stats=self._stats,
-            server_id=self.server_id,
-            default_assigns=opts.assigns,
-            depth_limit=opts.limits["json_depth"],
-            route=self._route,
-            is_live=self._is_live,
-            on_broken=self.close,
-        )
+        self._core = core = _assembly.build_core(port, opts, self.name, self.server_id, self._is_live, self.close)
+        self._stats, self._router, self._session, self._pump = core.stats, core.router, core.session, core.pump
         #: The requests in flight (the session's call table).
-        self._calls = self._session.calls
-        port.configure(self.server_id, opts.limits, self._session.on_lost)
-        self._router = NotificationRouter(
-            handler=opts.handler, calls=self._calls, stats=self._stats, client_name=self.name, server_id=self.server_id
-        )
+        self._calls = core.session.calls
         self._pool: Optional[HandlerPool] = None
-        self._pump: Optional[NotificationPump] = None
         self._watchdog: Optional[Watchdog] = None
         self._desk: Optional[InputDesk] = None
         #: The legacy engine: built when the client opens, it hears the server until the era is decided.
         self._legacy: Optional[LegacyEngine] = None
         #: The engine of the era the handshake chose (None before).
         self._engine: Optional[EraEngine] = None
-        self._stamp: Optional[MetaStamp] = None
-        #: ``"legacy"`` or ``"modern"`` once open, else None.
-        self.era: Optional[str] = None
         #: The server's ``serverInfo`` from the handshake (None before).
         self.server_info: Optional[JsonDict] = None
         #: The server's capabilities from the handshake (None before).
         self.server_capabilities: Optional[JsonDict] = None
         #: The server's ``instructions`` from the handshake, if any.
         self.instructions: Optional[str] = None
+
+    @property
+    def era(self) -> Optional[str]:
+        """``"legacy"`` or ``"modern"`` once open, else None."""
+        return self._core.era.name
 
     @property
     def protocol_version(self) -> Optional[str]:
@@ -188,12 +174,17 @@ class Client(CallsAPI, SurfaceAPI):
             self._wait_ready()
             return self
         try:
-            desk = self._start_runtime()
+            with self._state_lock:
+                self._pid = os.getpid()
+                runtime = _assembly.start_runtime(self._core, self._port, self._opts, self.name, self.server_id)
+                self._watchdog, self._pool, self._desk, self._legacy = runtime.watchdog, runtime.pool, runtime.desk, runtime.legacy
             try:
                 self._port.start(self._session.on_line, self._session.on_transport_closed)
             except TransportClosed as exc:
                 raise transport_error(exc, str(exc)) from exc
-            self._connect(desk)
+            engine, facts = _assembly.connect(self._core, runtime, self._port, self._opts, self.name, self.server_id, self._era_cache)
+            self._engine = engine
+            self.server_capabilities, self.server_info, self.instructions = facts.server_capabilities, facts.server_info, facts.instructions
         except BaseException:
             self.close(1.0)  # a server that failed the handshake gets a short grace, so timeout= bounds the attempt
             raise
@@ -213,108 +204,8 @@ class Client(CallsAPI, SurfaceAPI):
         if self._state is not ClientState.OPEN:
             raise ClientError("closed", "the client is closed")
 
-    def _start_runtime(self) -> InputDesk:
-        """The threads and parts of an opening client (never in the constructor)."""
-        with self._state_lock:
-            opts = self._opts
-            self._pid = os.getpid()
-            self._watchdog = watchdog = Watchdog()
-            watchdog.start()
-            # answers that cost a round trip each (HTTP POSTs) are better written by many workers at once;
-            # otherwise every queued job is an open request, so the deadline sweep wakes the watchdog
-            # within 0.1 s to look at the nudge: no wake-up per burst (each would be a thread switch)
-            nudge = None if self._port.slow_answers else partial(watchdog.watch_fast, wake=False)
-            self._pool = HandlerPool(opts.max_server_requests, nudge=nudge)
-            self._pump = NotificationPump()
-            self._pump.start()
-            self._router.pump = self._pump
-            self._session.drain = self._pump.drain
-            self._desk = desk = InputDesk(
-                handler=self._handler,
-                options=opts,
-                stats=self._stats,
-                client_name=self.name,
-                server_id=self.server_id,
-                watchdog=watchdog,
-            )
-            self._legacy = LegacyEngine(
-                session=self._session,
-                desk=desk,
-                port=self._port,
-                options=opts,
-                router=self._router,
-                pool=self._pool,
-                watchdog=watchdog,
-            )
-            self._session.receiver = self._legacy
-            self._router.log_budget = TokenBucket(*opts.log_rate_limit, _clock.monotonic())
-            return desk
-
-    def _connect(self, desk: InputDesk) -> None:
-        """Negotiate the era (docs/reference.md#era-detection), then start its engine."""
-        version = modern.MODERN_VERSION
-        info: JsonDict = {"name": self.name, "version": __version__}
-        self._stamp = MetaStamp(version, self.capabilities(version), info, self._log_level)
-        handshake = Handshake(
-            self._session, self._port, desk, self._opts, self._handler, self.name, self.server_id, self._stamp, self._on_era
-        )
-        negotiated = handshake.negotiate()
-        try:
-            self._start_engine(negotiated)
-        except ClientError as exc:
-            if not handshake.from_cache or exc.kind in ("transport", "auth", "closed"):
-                raise
-            negotiated = handshake.reprobe()  # the cached era did not hold: probe afresh
-            self._start_engine(negotiated)
-        engine = self._engine
-        assert engine is not None
-        handshake.remember(negotiated.era, engine.version or negotiated.version)
-        legacy = self._legacy
-        if legacy is not None and engine is legacy and handshake.mixes_eras:  # HTTP: 2026-07-28 calls beside the session
-            legacy.endpoint = self._port.era_key() or ""
-            legacy.beside = ModernEngine(
-                session=self._session, desk=desk, port=self._port, options=self._opts, router=self._router, stamp=self._stamp, beside=True
-            )
-
-    def _start_engine(self, negotiated: Negotiated) -> None:
-        """The server's facts, then the engine's start (logs, or the modern listen and a late discover)."""
-        engine = self._engine
-        assert engine is not None
-        discover = negotiated.discover
-        if negotiated.era == v.MODERN and discover is not None:
-            negotiated = negotiated.with_discover(discover)
-        self._take_facts(negotiated)
-        asked = engine.started(negotiated.server_capabilities if negotiated.era != v.MODERN or discover is not None else None)
-        if asked is not None:
-            self._take_facts(negotiated.with_discover(asked))
-
-    def _take_facts(self, negotiated: Negotiated) -> None:
-        self.server_capabilities = negotiated.server_capabilities
-        self.server_info = negotiated.server_info
-        self.instructions = negotiated.instructions
-
-    def _on_era(self, era: str, version: str) -> None:
-        """The handshake decided: every part learns the era before anything more is sent."""
-        desk, legacy, stamp = self._desk, self._legacy, self._stamp
-        assert desk is not None and legacy is not None and stamp is not None
-        if era == v.MODERN:
-            engine: EraEngine = ModernEngine(
-                session=self._session, desk=desk, port=self._port, options=self._opts, router=self._router, stamp=stamp
-            )
-            self._session.receiver = engine  # first: from here on no server request is answered
-        self.era = desk.era = self._router.era = era
-        if era != v.MODERN:
-            legacy.negotiated = version
-            engine = legacy
-            self._session.receiver = legacy  # as before the decision (a re-probe may follow a modern guess)
-            self._session.stamp = None
-        self._engine = engine
-
     def _is_live(self) -> bool:
         return self._state in (ClientState.OPEN, ClientState.CONNECTING)
-
-    def _route(self, method: str, params: Any) -> None:
-        self._router.route(method, params)
 
     def _check_pid(self) -> None:
         if os.getpid() != self._pid:
@@ -554,12 +445,7 @@ class Client(CallsAPI, SurfaceAPI):
         # 3. The server is told the calls are cancelled.
         for call in calls:
             if was_open and call.method != "initialize":
-                try:
-                    self._port.send(
-                        jsonrpc.encode(jsonrpc.notification("notifications/cancelled", {"requestId": call.id, "reason": "client closed"}))
-                    )
-                except TransportClosed:
-                    pass
+                self._session.notify_quietly("notifications/cancelled", {"requestId": call.id, "reason": "client closed"})
         if was_open:
             self._port.close(budget.take(budget.left * 0.7))
         if self._desk is not None:
@@ -567,8 +453,7 @@ class Client(CallsAPI, SurfaceAPI):
                 budget.join(thread, share=0.3)
         if self._watchdog is not None:
             self._watchdog.stop(budget)
-        if self._pump is not None:
-            self._pump.stop(budget)
+        self._pump.stop(budget)
         if self._pool is not None:
             stuck = self._pool.shutdown(budget)
             if stuck:

@@ -20,6 +20,7 @@ import os
 import sys
 from typing import Any, Callable, Optional, Sequence
 
+from ._protocol.eras import MODERN_VERSION
 from .client import Client, connect_http
 from .errors import ClientError
 from .handler import InputContext, InputHandler
@@ -62,7 +63,7 @@ class ConformanceHandler(InputHandler):
 
 def _protocol() -> str:
     version = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION")
-    if version == "2026-07-28":
+    if version == MODERN_VERSION:
         return "modern"
     if version == "2025-06-18":
         return "2025-06-18"

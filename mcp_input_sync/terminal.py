@@ -58,13 +58,14 @@ from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, TextIO,
 from . import reflect
 from ._protocol import formview
 from ._protocol.forms import SchemaRefused, compile_form
+from ._protocol.jsonrpc import USER_REJECTED
 from .errors import InputRefused
 from .handler import InputContext, InputHandler
 
 __all__ = ["SAMPLING_REJECTION_CODE", "TerminalHandler", "validate_answers"]
 
 #: The JSON-RPC code of a refused sampling request (the library's ``rejection_code`` default).
-SAMPLING_REJECTION_CODE = -1
+SAMPLING_REJECTION_CODE = USER_REJECTED
 
 _SPECIAL_KEYS = ("_action", "_url", "_sampling_text", "_roots")
 _TEXT_LIMIT = 2000

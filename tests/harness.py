@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 import mcp_input_sync as mis
-from mcp_input_sync.testing import ClientRefused, FakeServer, ToolCall, ToolError, ToolResult
+from mcp_input_sync.testing import ClientRefused, FakeServer, ToolCall, ToolError
+from mcp_input_sync.testing.shared import ToolResult
 from mcp_input_sync.transports import StdioTransport
-from mcp_input_sync.transports.base import OnClose, OnMessage
+from mcp_input_sync.transports.base import ANSWER, OnClose, OnMessage, Outgoing
 
 from .recorder import Recorder, _key
 
@@ -220,11 +221,11 @@ class RecordingStdio(StdioTransport):
 
         super().start(tap, on_close)
 
-    def send(self, data: bytes) -> None:
+    def send(self, data: bytes, info: Outgoing = ANSWER) -> None:
         # record first: once written, the server may answer and the test move on
         if data:
             self.recorder.on_sent(data)
-        super().send(data)
+        super().send(data, info)
 
     def send_later(self, data: bytes) -> bool:
         self.recorder.on_sent(data)

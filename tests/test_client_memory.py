@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import pickle
 import sys
 import threading
@@ -16,11 +17,14 @@ from typing import Any, Callable, Optional
 import pytest
 
 import mcp_input_sync as mis
+from mcp_input_sync._era import EraCache
 
-from mcp_input_sync.testing import FakeServer, ToolCall, ToolResult, text_result
+from mcp_input_sync.testing import FakeServer, ToolCall, text_result
+from mcp_input_sync.testing.shared import ToolResult
 
 from .harness import PEERS_DIR, recorded_server, schema_errors
-from .test_legacy_requests import Recording, in_thread, wait_idle
+from .test_legacy_requests import Recording, finish, in_thread
+from .wakes import WAKE_COUNTS, comes_to_rest, watchdog_of
 
 JsonDict = dict[str, Any]
 WAIT = 10.0
@@ -224,7 +228,7 @@ def test_a_request_reusing_the_id_of_an_unanswered_one_is_dropped(caplog: pytest
             server.wait_for_answer("sync")
         gate.set()
         server.wait_for_answer(5)
-        wait_idle(client)
+        finish(client)
     assert len(answers_to(server, 5)) == 1
     assert "reused the id" in caplog.text
     server.close()
@@ -393,12 +397,13 @@ def test_notify_roots_changed_is_sent_only_with_list_roots() -> None:
     server.close()
 
 
-def test_a_client_used_after_fork_raises_closed() -> None:
+def test_a_client_used_after_fork_raises_closed(monkeypatch: pytest.MonkeyPatch) -> None:
     server = recorded_server(standard_tools=True)
     with open_client(server) as client:
-        client._pid = -1  # what a forked child sees: another pid
-        with pytest.raises(mis.ClientError) as info:
-            client.call_tool("echo", {"text": "x"})
+        with monkeypatch.context() as forked:
+            forked.setattr(os, "getpid", lambda: -1)  # what a forked child sees: another pid
+            with pytest.raises(mis.ClientError) as info:
+                client.call_tool("echo", {"text": "x"})
         assert info.value.kind == "closed"
     server.close()
 
@@ -609,7 +614,9 @@ def test_a_late_answer_to_a_timed_out_request_leaves_the_reused_id_open_and_the_
             return {"action": "accept", "content": {"answer": "ok"}}
 
     server = recorded_server()
+    before = set(threading.enumerate())
     with open_client(server, LateThenFine(), handler_timeout={"elicitation": 0.2}) as client:
+        watchdog = watchdog_of(set(threading.enumerate()) - before)
         server.send_request(7, "elicitation/create", FORM)
         assert server.wait_for_answer(7)["error"]["code"] == -32603  # timed out
         server.send_request(7, "elicitation/create", FORM)
@@ -622,19 +629,13 @@ def test_a_late_answer_to_a_timed_out_request_leaves_the_reused_id_open_and_the_
             pause.wait(0.05)
         assert [("result" in a) for a in answers_to(server, 7)] == [False, True]
         assert answers_to(server, 7)[1]["result"]["action"] == "accept"
-        desk = client._desk
-        assert desk is not None
-        for _ in range(100):  # the sweep stops within about 0.1 s once nothing runs
-            if not desk.sweeping:
-                break
-            pause.wait(0.05)
-        assert not desk._running and not desk.sweeping
+        if WAKE_COUNTS:
+            # nothing left under the sweep: it stops within about 0.1 s, and the watchdog rests
+            assert comes_to_rest(watchdog)
     server.close()
 
 
 def test_a_cached_era_that_fails_when_its_engine_starts_is_forgotten_and_probed_afresh() -> None:
-    from mcp_input_sync._handshake import _ERA_CACHE
-
     server = recorded_server()
     discovers: list[JsonDict] = []
 
@@ -646,11 +647,9 @@ def test_a_cached_era_that_fails_when_its_engine_starts_is_forgotten_and_probed_
     transport: Any = server.transport
     transport.ties_by_stream, transport.era_key = True, "http://cached.example/mcp"  # an HTTP endpoint, for the cache
     key = ("modern", "http://cached.example/mcp")  # protocol="prefer-modern", this endpoint
-    _ERA_CACHE[key] = ("modern", "2026-07-28")
-    try:
-        with open_client(server, None, discover_timeout=0.2, protocol="prefer-modern") as client:
-            assert client.era == "legacy" and len(discovers) == 2
-            assert _ERA_CACHE[key] == ("legacy", client.protocol_version)
-    finally:
-        _ERA_CACHE.pop(key, None)
+    cache = EraCache()  # this test's own: the process's is left alone
+    cache.remember(*key, "modern", "2026-07-28")
+    with open_client(server, None, era_cache=cache, discover_timeout=0.2, protocol="prefer-modern") as client:
+        assert client.era == "legacy" and len(discovers) == 2
+        assert cache.endpoint_era(*key) == ("legacy", client.protocol_version)
     server.close()

@@ -6,12 +6,19 @@ import threading
 from typing import Any
 
 import mcp_input_sync as mis
+from mcp_input_sync import _clock
+from mcp_input_sync._runtime import RealBudget
+from mcp_input_sync._runtime.deadlines import DeadlineSweep
+from mcp_input_sync._runtime.watchdog import Watchdog
 from mcp_input_sync.testing import FakeServer
+
+from .wakes import WAKE_COUNTS, comes_to_rest, keeps_waking, needs_wake_counts, rests, watchdog_of
 
 WAIT = 10.0
 SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}}
 
 
+@needs_wake_counts
 def test_the_sweep_runs_only_while_requests_are_open() -> None:
     release = threading.Event()
     started = threading.Event()
@@ -23,23 +30,18 @@ def test_the_sweep_runs_only_while_requests_are_open() -> None:
             return {"action": "accept", "content": {"answer": "ok"}}
 
     with FakeServer() as fake:
+        before = set(threading.enumerate())
         client = fake.client(Slow()).open()
-        watchdog = client._watchdog
-        assert watchdog is not None
-        assert watchdog._watchers == []  # idle: nothing to sweep, nothing wakes the watchdog
+        watchdog = watchdog_of(set(threading.enumerate()) - before)
+        assert rests(watchdog)  # idle: nothing to sweep, nothing wakes the watchdog
         fake.send_request(7, "elicitation/create", {"mode": "form", "message": "m", "requestedSchema": SCHEMA})
         assert started.wait(WAIT)
-        assert len(watchdog._watchers) == 1  # one sweep, however many requests are open
+        assert keeps_waking(watchdog)  # the sweep: a wake at least every 0.1 s while a callback runs
         fake.send_request(8, "elicitation/create", {"mode": "form", "message": "m", "requestedSchema": SCHEMA})
         release.set()
         assert fake.wait_for_answer(7)["result"]["action"] == "accept"
         assert fake.wait_for_answer(8)["result"]["action"] == "accept"
-        pause = threading.Event()
-        for _ in range(200):  # the sweep notices the empty inbox on its next wake (0.1 s)
-            if not watchdog._watchers:
-                break
-            pause.wait(0.02)
-        assert watchdog._watchers == []
+        assert comes_to_rest(watchdog)  # the sweep notices the empty inbox on its next wake and stops
         client.close()
 
 
@@ -63,17 +65,24 @@ def test_a_deadline_past_in_the_sweep_answers_internal_error_once() -> None:
         client.close()
 
 
-def test_a_sweep_that_stops_first_writes_the_answers_held_back() -> None:
-    # Answers held back on stdio are normally written with the next one; when the request
-    # behind them was cancelled, the sweep that finds nothing open is the one to write them.
-    with FakeServer() as fake:
-        client = fake.client(mis.InputHandler()).open()
-        responder, desk = client._legacy, client._desk
-        assert responder is not None and desk is not None
-        flushed: list[int] = []
-        responder.flush = lambda: flushed.append(1)
-        with client._stats.lock:
-            desk.sweeping = True
-        assert desk._sweep() is True
-        assert flushed == [1] and not desk.sweeping
-        client.close()
+def test_answers_held_back_are_written_when_the_sweep_stops_first() -> None:
+    # Answers held back on stdio are written by a flush check on the watchdog (watch_fast). While
+    # a deadline sweep runs, registering that check does not wake the watchdog (the sweep wakes it
+    # every 0.1 s anyway); when the sweep then finds nothing left and stops, the check still runs.
+    dog = Watchdog()
+    dog.start()
+    try:
+        sweep = DeadlineSweep(dog.watch)
+        sweep.track(_clock.monotonic() + 3600, lambda _: None, None).cancel()  # registers the sweep, then nothing is left
+        flushed = threading.Event()
+
+        def flush() -> bool:
+            flushed.set()
+            return True
+
+        dog.watch_fast(flush)
+        assert flushed.wait(WAIT)
+        if WAKE_COUNTS and dog.thread is not None:
+            assert comes_to_rest(dog.thread)  # and the sweep stopped
+    finally:
+        dog.stop(RealBudget(WAIT))

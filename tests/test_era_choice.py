@@ -18,8 +18,7 @@ from typing import Any, Iterator
 import pytest
 
 import mcp_input_sync as mis
-from mcp_input_sync._engines.base import TOOL_ERAS
-from mcp_input_sync._handshake import _ERA_CACHE
+from mcp_input_sync._era import EraCache
 from mcp_input_sync._protocol import eras
 from mcp_input_sync.testing import FakeServer
 
@@ -140,7 +139,8 @@ def test_timeout_bounds_the_whole_connection_attempt(protocol: str) -> None:
 def test_an_era_learnt_for_a_stdio_command_line_is_remembered() -> None:
     unique = json.dumps({"tools": {}, "experimental": {"run": time.time_ns()}})  # a command line no other test used
     scripted = [sys.executable, str(PEERS_DIR / "scripted_server.py"), "--silent-probe", "--legacy-capabilities", unique]
-    options: dict[str, Any] = {"protocol": "prefer-modern", "discover_timeout": 1.0, "timeout": 10}
+    cache = EraCache()  # this test's own: the process's is left alone
+    options: dict[str, Any] = {"protocol": "prefer-modern", "discover_timeout": 1.0, "timeout": 10, "era_cache": cache}
     started = time.monotonic()
     with mis.connect_stdio(scripted, **options) as first:
         assert first.era == "legacy"
@@ -149,7 +149,7 @@ def test_an_era_learnt_for_a_stdio_command_line_is_remembered() -> None:
     with mis.connect_stdio(scripted, **options) as second:
         assert second.era == "legacy"
     assert time.monotonic() - started < 1.0  # no probe this time (it waited discover_timeout the first time)
-    assert ("legacy", "2025-11-25") in _ERA_CACHE.values()
+    assert ("legacy", "2025-11-25") in cache.endpoints().values()
 
 
 # ---------------------------------------------------------------------------- the official SDK's servers
@@ -190,12 +190,13 @@ def test_sdk_stdio_2026_raises_a_clear_era_error_for_ctx_elicit_and_does_not_res
 
 
 def test_sdk_http_learns_the_era_per_tool_beside_the_session(sdk_url: str) -> None:
-    with mis.connect_http(sdk_url, handler=Answers(), timeout=20) as client:
+    cache = EraCache()
+    with mis.connect_http(sdk_url, handler=Answers(), timeout=20, era_cache=cache) as client:
         assert client.era == "legacy"
         assert text(client.call_tool("elicit")) == "elicit: accept Ada"
         with pytest.raises(mis.ClientError):
             client.call_tool("mrtr")  # -32603 is ambiguous: nothing is learnt from it
-        assert (sdk_url, "mrtr") not in TOOL_ERAS
+        assert cache.tool_era(sdk_url, "mrtr") is None
         assert text(client.call_tool("echo", {"text": "still here"})) == "still here"
 
 
@@ -246,19 +247,20 @@ def test_fastmcp_stdio_auto_serves_ctx_elicit_and_names_the_era_of_input_require
 
 @needs_fastmcp
 def test_fastmcp_http_sends_each_tool_in_the_era_it_needs(fastmcp_url: str) -> None:
-    with mis.connect_http(fastmcp_url, handler=Answers(), timeout=30) as client:
+    cache = EraCache()
+    with mis.connect_http(fastmcp_url, handler=Answers(), timeout=30, era_cache=cache) as client:
         assert client.era == "legacy"
         with pytest.raises(mis.ClientError) as info:
             client.call_tool("mrtr_form")  # learnt from the refusal, never resent
         assert info.value.check == "era" and "next calls of 'mrtr_form' in 2026-07-28" in info.value.message
-        assert TOOL_ERAS[(fastmcp_url, "mrtr_form")] == "modern"
+        assert cache.tool_era(fastmcp_url, "mrtr_form") == "modern"
         assert text(client.call_tool("mrtr_form")) == "hello Ada"  # 2026-07-28, beside the session
         assert text(client.call_tool("elicit_dataclass")) == "accepted name=Ada age=36"  # the session
         pending = client.call_tool("mrtr_form", defer_input=True)
         assert isinstance(pending, mis.PendingCall)
         resumed = client.resume(pending, {"name": {"action": "accept", "content": {"name": "Lin"}}})
         assert isinstance(resumed, dict) and text(resumed) == "hello Lin"
-    with mis.connect_http(fastmcp_url, handler=Answers(), timeout=30) as again:  # remembered in the process
+    with mis.connect_http(fastmcp_url, handler=Answers(), timeout=30, era_cache=cache) as again:  # remembered in the cache
         assert text(again.call_tool("mrtr_form")) == "hello Ada"
 
 

@@ -633,7 +633,7 @@ class ClientMachine(RuleBasedStateMachine):
         client = self.s.client
         responder, desk = client._legacy, client._desk
         assert responder is not None and desk is not None
-        with client._stats.lock:
+        with responder.inbox_lock:
             assert len(responder.inbox) == len(self.held) <= self.cap
         in_flight = 0 if self.call is None else 1
         assert len(client._calls._by_id) == in_flight and client._calls.has_calls() is bool(in_flight)

@@ -516,7 +516,7 @@ class RoundsMachine(RuleBasedStateMachine):
         self.rounds = 0
         self.declined: frozenset[str] = frozenset()
 
-    @rule(method=st.sampled_from(sorted(modern.INPUT_METHODS) + ["tools/list", "server/discover"]), original=originals)
+    @rule(method=st.sampled_from(sorted(modern.INPUT_REQUIRED_METHODS) + ["tools/list", "server/discover"]), original=originals)
     def new_call(self, method: str, original: dict[str, Any]) -> None:
         self.method, self.original = method, original
         self.params = dict(original)
@@ -534,7 +534,7 @@ class RoundsMachine(RuleBasedStateMachine):
             assert tasks and self.method == "tools/call"
         if kind != modern.INPUT_REQUIRED:
             return
-        assert self.method in modern.INPUT_METHODS
+        assert self.method in modern.INPUT_REQUIRED_METHODS
         try:
             round_ = modern.parse_round(result)
         except ProtocolViolation:
@@ -574,7 +574,7 @@ class RoundsMachine(RuleBasedStateMachine):
         declined=st.lists(hostile_text, max_size=3),
     )
     def pending_round_trip(self, state: Optional[str], requests_: dict[str, Any], declined: list[str]) -> None:
-        assume(self.method in modern.INPUT_METHODS)
+        assume(self.method in modern.INPUT_REQUIRED_METHODS)
         pending = modern.PendingCall(self.method, self.params, requests_, state, self.rounds, declined)
         text = pending.to_json()
         assert text.isascii()

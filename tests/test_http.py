@@ -10,7 +10,8 @@ from typing import Any, Iterator
 import pytest
 
 import mcp_input_sync as mis
-from mcp_input_sync.transports.http import header_value
+from mcp_input_sync._era import EraCache
+from mcp_input_sync.transports.http import HttpTransport, header_value
 
 from .harness import tool_json, tool_text
 from .http_peers import http_peer
@@ -48,11 +49,12 @@ class Everything(Answers):
 
 def test_legacy_http_requests_on_a_calls_stream_are_tied_to_it(legacy_url: str) -> None:
     handler = Everything()
-    with mis.connect_http(legacy_url, handler=handler) as client:
+    transport = HttpTransport(legacy_url)  # what connect_http builds, kept to read its session id
+    with mis.Client(transport, handler=handler) as client:
         assert client.era == "legacy" and client.protocol_version == "2025-11-25"
         out = tool_json(client.call_tool("chain", {"prompt": "hi"}, assigns={"who": "call"}))
         assert out["elicit_action"] == "accept" and out["sample_text"] == "sampled"
-        assert client._transport.session_id  # type: ignore[attr-defined]
+        assert transport.session_id
     kinds = [k for k, *_ in handler.seen]
     assert kinds == ["sampling", "elicitation", "roots"]
     assert all(ctx.related_request_id is not None and ctx.assigns == {"who": "call"} for _, _, ctx, _ in handler.seen)
@@ -102,11 +104,10 @@ def test_modern_http_cancels_by_closing_the_stream(modern_url: str) -> None:
 
 
 def test_the_era_is_cached_per_endpoint(modern_url: str) -> None:
-    with mis.connect_http(modern_url, protocol="prefer-modern") as first:
+    cache = EraCache()
+    with mis.connect_http(modern_url, protocol="prefer-modern", era_cache=cache) as first:
         assert first.era == "modern"
-    from mcp_input_sync._handshake import _ERA_CACHE
-
-    assert _ERA_CACHE[("modern", modern_url)] == ("modern", V)
+    assert cache.endpoint_era("modern", modern_url) == ("modern", V)
 
 
 # ---------------------------------------------------------------------------- scripted edge cases

@@ -157,7 +157,7 @@ def test_rule_2_the_runtime_imports_only_itself_and_the_clock(name: str) -> None
     assert GRAPH[name] - set(modules("_runtime")) - {P + "_clock"} == set()
 
 
-GROUND = ("_clock", "_stats", "errors", "handler", "reflect", "options", "_calls", "_version")
+GROUND = ("_clock", "_stats", "errors", "handler", "reflect", "options", "_calls", "_era", "_version")
 
 
 @pytest.mark.parametrize("name", modules(*GROUND))
@@ -193,9 +193,14 @@ def test_rule_8_the_handshake_knows_no_engine_or_client() -> None:
     assert ours(P + "_handshake", "_engines", "client") == set()
 
 
-def test_rule_9_only_the_client_imports_the_engines_and_the_handshake() -> None:
+def test_rule_9_only_the_client_and_its_assembly_import_the_engines_and_the_handshake() -> None:
     importers = {name for name in GRAPH if ours(name, "_engines", "_handshake")} - set(modules("_engines"))
-    assert importers == {P + "client"}
+    assert importers == {P + "client", P + "_assembly"}
+
+
+def test_rule_9_the_assembly_serves_the_client_alone_and_sees_transports_through_the_port() -> None:
+    assert {name for name in GRAPH if P + "_assembly" in GRAPH[name]} == {P + "client"}
+    assert ours(P + "_assembly", "client", "transports", *APPLICATIONS) == set()
 
 
 APPLICATIONS = ("web", "terminal", "testing", "conformance", "__main__", "_cli_config", "_cli_output", "_demo", "_demo_server")

@@ -17,6 +17,7 @@ import pytest
 import mcp_input_sync as mis
 
 from .harness import Peer, tool_json, tool_text
+from .wakes import comes_to_rest, needs_wake_counts, threads_named
 
 JsonDict = dict[str, Any]
 WAIT = 10.0
@@ -44,15 +45,25 @@ def in_thread(fn: Any, *args: Any, **kwargs: Any) -> tuple[threading.Thread, dic
     return thread, box
 
 
-def wait_idle(client: mis.Client) -> None:
-    """Wait (bounded) until no callback is running."""
-    pool = client._pool
-    pause = threading.Event()
-    for _ in range(500):
-        if pool is None or not pool._running:
-            return
-        pause.wait(0.01)
-    raise TimeoutError("callbacks still running")
+def finish(client: mis.Client) -> None:
+    """Close ``client`` and check no callback was left running.
+
+    ``close()`` joins the workers (docs/threads-and-time.md#shutdown): once it
+    returns, every callback has returned and every answer is written, and a
+    request still open would have been answered -32603.
+    """
+    client.close(timeout=WAIT)
+    assert client.stats["stuck_callbacks"] == 0
+
+
+def wait_workers_idle() -> None:
+    """Wait (bounded) until every worker thread rests: no callback runs, every slot is free.
+
+    A worker frees its slot when its job returns, writes the answer, then
+    sleeps until the next job; a callback that has returned leaves nothing
+    else for it to wait on.
+    """
+    assert comes_to_rest(*threads_named("worker")), "callbacks still running"
 
 
 class Recording(mis.InputHandler):
@@ -193,6 +204,7 @@ def test_the_request_over_the_cap_is_answered_busy_at_once(peer: Peer, race: boo
         one_answer(peer, request)
 
 
+@needs_wake_counts
 def test_a_slot_is_held_until_the_callback_thread_really_returns(peer: Peer) -> None:
     release = threading.Event()
     returned = threading.Event()
@@ -215,7 +227,7 @@ def test_a_slot_is_held_until_the_callback_thread_really_returns(peer: Peer) -> 
     assert client.stats["refused"]["elicitation"]["busy"] == 1
     release.set()
     assert returned.wait(WAIT)
-    wait_idle(client)
+    wait_workers_idle()
     third = tool_json(client.call_tool("elicit_form"))
     assert third == {"action": "decline"}
 
@@ -234,7 +246,7 @@ def test_handler_timeout_answers_internal_error_sets_the_token_and_drops_the_lat
     client = peer.client(Slow(), handler_timeout={"elicitation": 0.2})
     call_quietly(client, "elicit_form")
     assert saw_cancel.wait(WAIT) and done.wait(WAIT)
-    wait_idle(client)
+    finish(client)
     answer = one_answer(peer, the_only(peer, "elicitation/create"))
     assert answer["error"]["code"] == -32603
     assert client.stats["timed_out"] == 1
@@ -288,7 +300,7 @@ def test_a_server_cancel_sets_the_token_and_no_answer_is_sent(peer: Peer) -> Non
     client = peer.client(Waiting())
     call_quietly(client, "elicit_form", cancel=cancel_call, timeout=WAIT)
     assert returned.wait(WAIT)
-    wait_idle(client)
+    finish(client)
     assert saw_cancel.is_set()
     request = the_only(peer, "elicitation/create")
     assert peer.answers_to(request["id"]) == []
@@ -443,7 +455,7 @@ def test_a_flood_of_100_requests_gets_exactly_one_answer_each_and_the_cap_holds(
     client = peer.client(Counting())
     call_quietly(client, "parallel_elicit", {"n": 100}, timeout=30)
     requests = peer.recorder.wait_for(lambda m: m.get("method") == "elicitation/create", sent=False, count=100)
-    wait_idle(client)
+    finish(client)
     codes = []
     for request in requests:
         answers = peer.answers_to(request["id"])

@@ -17,6 +17,7 @@ import pytest
 
 import mcp_input_sync as mis
 from mcp_input_sync._protocol import limits
+from mcp_input_sync.options import Options
 from mcp_input_sync.testing import FakeServer, ToolCall
 from mcp_input_sync.transports.memory import MemoryPeer, memory_pair
 
@@ -85,9 +86,10 @@ def test_the_bracket_count_is_a_safe_shortcut() -> None:
 
 def test_limits_are_an_option_with_checked_keys() -> None:
     transport, _ = memory_pair()
-    client = mis.Client(transport, limits={"json_depth": 10})
-    assert client._opts.limits["json_depth"] == 10
-    assert client._opts.limits["message_bytes"] == limits.DEFAULT_LIMITS["message_bytes"]
+    mis.Client(transport, limits={"json_depth": 10})
+    parsed = Options.parse({"limits": {"json_depth": 10}})  # how the client reads its options
+    assert parsed.limits["json_depth"] == 10
+    assert parsed.limits["message_bytes"] == limits.DEFAULT_LIMITS["message_bytes"]
     with pytest.raises(TypeError):
         mis.Client(transport, limits={"depth": 10})
     with pytest.raises(ValueError):

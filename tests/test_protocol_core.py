@@ -12,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mcp_input_sync._protocol import jsonrpc
-from mcp_input_sync._protocol import eras as v
 from mcp_input_sync._protocol.deadlines import MAX_TOTAL, TIMEOUT, CallClock
+from mcp_input_sync._protocol.eras import ProtocolViolation, accept_initialize_result, client_capabilities, declared_kinds, missing_param
 from mcp_input_sync._protocol.inbox import LegacyInbox
 
 PACKAGE = Path(__file__).resolve().parents[1] / "mcp_input_sync"
@@ -107,13 +107,13 @@ def test_ids_one_and_string_one_are_different_keys() -> None:
     ],
 )
 def test_client_capabilities(version: str, sampling: bool, modes: Any, roots: bool, tools: bool, context: bool, expected: dict[str, Any]) -> None:
-    caps = v.client_capabilities(version=version, sampling=sampling, elicitation_modes=modes, roots=roots, sampling_tools=tools, sampling_context=context)
+    caps = client_capabilities(version=version, sampling=sampling, elicitation_modes=modes, roots=roots, sampling_tools=tools, sampling_context=context)
     assert caps == expected
 
 
 @pytest.mark.parametrize("answered", ["2025-11-25", "2025-06-18", "2025-03-26"])
 def test_legacy_versions_are_accepted(answered: str) -> None:
-    version, caps = v.accept_initialize_result({"protocolVersion": answered, "capabilities": {"tools": {}}}, None)
+    version, caps = accept_initialize_result({"protocolVersion": answered, "capabilities": {"tools": {}}}, None)
     assert (version, caps) == (answered, {"tools": {}})
 
 
@@ -129,14 +129,14 @@ def test_legacy_versions_are_accepted(answered: str) -> None:
     ],
 )
 def test_other_initialize_results_are_protocol_violations(result: Any, forced: Any) -> None:
-    with pytest.raises(v.ProtocolViolation):
-        v.accept_initialize_result(result, forced)
+    with pytest.raises(ProtocolViolation):
+        accept_initialize_result(result, forced)
 
 
 def test_a_2025_03_26_session_has_no_elicitation() -> None:
     caps = {"sampling": {}, "elicitation": {}, "roots": {}}
-    assert v.declared_kinds(caps, "2025-03-26") == {"sampling", "roots"}
-    assert v.declared_kinds(caps, "2025-11-25") == {"sampling", "elicitation", "roots"}
+    assert declared_kinds(caps, "2025-03-26") == {"sampling", "roots"}
+    assert declared_kinds(caps, "2025-11-25") == {"sampling", "elicitation", "roots"}
 
 
 @pytest.mark.parametrize(
@@ -156,7 +156,7 @@ def test_a_2025_03_26_session_has_no_elicitation() -> None:
     ],
 )
 def test_missing_params(method: str, params: Any, problem: Any) -> None:
-    assert v.missing_param(method, params) == problem
+    assert missing_param(method, params) == problem
 
 
 # ---------------------------------------------------------------------------- inbox
@@ -260,7 +260,7 @@ def test_the_probe_answer_decides_the_era(response: dict[str, Any], era: str, ve
     ],
 )
 def test_a_probe_answer_naming_no_version_we_speak_is_a_protocol_violation(response: dict[str, Any]) -> None:
-    with pytest.raises(v.ProtocolViolation):
+    with pytest.raises(ProtocolViolation):
         modern.decide_from_discover(response)
 
 
@@ -282,7 +282,7 @@ def test_result_types(result: dict[str, Any], method: str, tasks: bool, expected
     [({"resultType": "surprise"}, "tools/call", True), ({"resultType": "input_required"}, "tools/list", False), ({"resultType": "task"}, "tools/call", False)],
 )
 def test_unknown_or_misplaced_result_types_are_violations(result: dict[str, Any], method: str, tasks: bool) -> None:
-    with pytest.raises(v.ProtocolViolation):
+    with pytest.raises(ProtocolViolation):
         modern.result_type(result, method, tasks)
 
 
@@ -290,7 +290,7 @@ def test_a_round_is_read_in_sorted_key_order_and_checked_for_shape() -> None:
     round_ = modern.parse_round({"inputRequests": {"b": {}, "a": {}}, "requestState": "s"})
     assert list(round_.requests) == ["a", "b"] and round_.state == "s"
     for bad in ({}, {"inputRequests": []}, {"requestState": 5}):
-        with pytest.raises(v.ProtocolViolation):
+        with pytest.raises(ProtocolViolation):
             modern.parse_round(bad)
 
 

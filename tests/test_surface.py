@@ -5,12 +5,13 @@ time, the -32020 resend, and structuredContent checked against a tool's outputSc
 from __future__ import annotations
 
 import threading
-from typing import Any, Iterator
+from typing import Any, Iterator, Optional
 
 import pytest
 
 import mcp_input_sync as mis
 from mcp_input_sync.testing import FakeServer, ToolCall, ToolError
+from mcp_input_sync.transports.base import ANSWER, Outgoing
 
 JsonDict = dict[str, Any]
 ERAS = ["legacy", "modern"]
@@ -253,9 +254,18 @@ def test_the_other_listings_page_too(fake: FakeServer) -> None:
 # ---------------------------------------------------------------------------- the -32020 resend
 
 
-def header_mismatch_server(era: str, failures: int) -> FakeServer:
+def header_mismatch_server(era: str, failures: int, told: Optional[list[Outgoing]] = None) -> FakeServer:
+    """``told`` collects what the transport is told of each message the client sends."""
     fake = FakeServer(era=era)
-    fake.transport.tool_headers = {}  # type: ignore[attr-defined]  # as the HTTP transport: the client mirrors x-mcp-header
+    fake.transport.mirrors_tool_headers = True  # as the HTTP transport: the client mirrors x-mcp-header
+    if told is not None:
+        send = fake.transport.send
+
+        def telling(data: bytes, info: Outgoing = ANSWER) -> None:
+            told.append(info)
+            send(data, info)
+
+        fake.transport.send = telling  # type: ignore[method-assign]
     calls = {"n": 0}
     region = {"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}}
     fake.override("tools/list", lambda params: {"resultType": "complete", "tools": [{"name": "sql", "inputSchema": region}]})
@@ -271,11 +281,13 @@ def header_mismatch_server(era: str, failures: int) -> FakeServer:
 
 
 def test_a_header_mismatch_lists_the_tools_and_sends_the_call_once_more() -> None:
-    with header_mismatch_server("modern", failures=1) as fake, fake.client() as client:
+    told: list[Outgoing] = []
+    with header_mismatch_server("modern", failures=1, told=told) as fake, fake.client() as client:
         assert client.call_tool("sql", {"region": "eu"})["content"][0]["text"] == "ran"
         methods = [m.get("method") for m in fake.received if m.get("method") in ("tools/call", "tools/list")]
         assert methods == ["tools/call", "tools/list", "tools/call"]
-        assert fake.transport.tool_headers == {"sql": {("region",): "Region"}}  # type: ignore[attr-defined]
+        # the listing taught the client the tool's x-mcp-header map: the call sent again mirrors the argument
+        assert [info.header_args for info in told if info.method == "tools/call"] == [(), (("Region", "eu"),)]
 
 
 def test_a_second_header_mismatch_is_raised_and_the_legacy_era_never_resends() -> None:

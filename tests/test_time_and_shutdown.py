@@ -15,6 +15,7 @@ import freezegun.api
 
 import mcp_input_sync as mis
 from mcp_input_sync.testing import FakeServer, ToolCall
+from mcp_input_sync.transports import StdioTransport
 
 from .harness import PEERS_DIR
 from .test_legacy_requests import in_thread
@@ -127,7 +128,8 @@ def test_close_returns_under_a_frozen_clock_against_a_server_that_ignores_eof() 
             return {"action": "decline"}
 
     with freeze_time("2026-11-29 12:00:00"):
-        client = mis.connect_stdio(STUBBORN, handler=IgnoresToken(), protocol="legacy")
+        transport = StdioTransport(STUBBORN)  # what connect_stdio builds, kept to see its process
+        client = mis.Client(transport, handler=IgnoresToken(), protocol="legacy").open()
         thread, box = in_thread(client.call_tool, "anything")
         assert entered.wait(WAIT)
         started = real_now()
@@ -136,8 +138,8 @@ def test_close_returns_under_a_frozen_clock_against_a_server_that_ignores_eof() 
     try:
         assert elapsed < 2.0 + 1.0
         assert client.stats["stuck_callbacks"] == 1
-        process = client._transport.process  # type: ignore[attr-defined]
-        assert process.poll() is not None  # killed: it ignored EOF and SIGTERM
+        process = transport.process
+        assert process is not None and process.poll() is not None  # killed: it ignored EOF and SIGTERM
         thread.join(WAIT)
         assert box["error"].kind == "closed"
     finally:

@@ -13,7 +13,8 @@ import mcp_input_sync as mis
 from mcp_input_sync.web import InputNotFound, PendingInput, PendingInputBroker, WebElicitationHandler, WebHandler, field_errors
 from mcp_input_sync._protocol.forms import compile_form
 
-from mcp_input_sync.testing import FakeServer, ToolCall, ToolResult
+from mcp_input_sync.testing import FakeServer, ToolCall
+from mcp_input_sync.testing.shared import ToolResult
 
 from .harness import ask, recorded_server, schema_errors
 

@@ -132,25 +132,12 @@ def test_the_driver_needs_nothing_but_the_protocol(fake: FakeServer) -> None:
 # ---------------------------------------------------------------------------- modules
 
 
-def test_every_name_of_the_old_broker_module_is_still_there() -> None:
-    old = [
-        "CallState",
-        "ELICITATION_ACTIONS",
-        "InputNotFound",
-        "JsonDict",
-        "NON_FIELD",
-        "POLL",
-        "PendingInput",
-        "PendingInputBroker",
-        "SAMPLING_ACTIONS",
-        "SAMPLING_REJECTED",
-        "WebElicitationHandler",
-        "WebHandler",
-        "field_errors",
-        "log",
-    ]
-    assert [name for name in old if not hasattr(broker_module, name)] == []
-    assert [name for name in web.__all__ if getattr(web, name) is not getattr(broker_module, name)] == []
+def test_the_public_names_are_the_packages_and_the_broker_module_holds_only_the_store() -> None:
+    assert broker_module.__all__ == ["PendingInputBroker"]
+    assert web.PendingInputBroker is broker_module.PendingInputBroker
+    # no copies of the other modules' names: import them from mcp_input_sync.web or their own module
+    for name in ("CallState", "WebHandler", "WebElicitationHandler", "field_errors", "POLL", "SAMPLING_REJECTED", "NON_FIELD"):
+        assert not hasattr(broker_module, name), name
 
 
 def _web_imports(path: Path) -> set[str]:

@@ -25,10 +25,6 @@ AGAIN_NOW: Any = object()
 #: The longest pause between two polls of a task, in seconds.
 MAX_POLL_PAUSE = 5.0
 
-#: The tools learnt, this process, to need the 2026-07-28 era beside a handshake session:
-#: (endpoint, tool name) -> the era (docs/modern.md#which-era).
-TOOL_ERAS: dict[tuple[str, str], str] = {}
-
 
 class EraEngine(Receiver, Protocol):
     """What the client asks of the engine of the era the handshake chose."""
@@ -40,8 +36,9 @@ class EraEngine(Receiver, Protocol):
     def version(self) -> Optional[str]:
         """The protocol version in use (the modern engine may switch once, on -32022)."""
 
-    def started(self, server_capabilities: Optional[JsonDict]) -> Optional[JsonDict]:
-        """The handshake is done: ask for logs (legacy) or open the listen (modern).
+    def started(self, version: str, server_capabilities: Optional[JsonDict]) -> Optional[JsonDict]:
+        """The handshake chose this engine's era at ``version``: ``notifications/initialized``
+        and logs (legacy), or the listen (modern); None capabilities: the engine asks for them.
 
         Returns the server's ``DiscoverResult`` when the engine had to ask for
         it (modern, after a cached or switched decision), else None.

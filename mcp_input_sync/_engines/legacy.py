@@ -1,11 +1,12 @@
 """The legacy era (2025-06-18 / 2025-11-25): server-to-client requests, tasks, logs.
 
 The reader thread hands each server request to :meth:`LegacyEngine.on_request`,
-which runs the checks in order (docs/reference.md#order-of-checks) and either
-answers at once (ping, refusals) or takes a worker slot and runs the handler
-on a worker thread under the desk's deadline sweep. :meth:`LegacyEngine.answer`
-is the only place an answer is written, and the inbox lets exactly one
-answer through per request id. This engine also receives whatever the server
+which has the desk check it (docs/reference.md#order-of-checks) and either
+answers at once (ping, refusals) or takes a worker slot, where the desk
+answers it, under this engine's deadline sweep (``handler_timeout``).
+:meth:`LegacyEngine.answer` is the only place an answer is written, and the
+inbox lets exactly one answer through per request id; ``inbox_lock`` guards
+the inbox. This engine also receives whatever the server
 sends before the handshake has decided the era.
 """
 
@@ -18,16 +19,19 @@ from typing import Any, Callable, Mapping, Optional, Union
 
 from .. import _clock
 from .._calls import CallSpec, Inbound, ProgressCallback
+from .._era import EraCache
 from .._input import InputDesk, loggable
 from .._notifications import NotificationRouter
 from .._port import Port
 from .._protocol import jsonrpc
-from .._protocol import eras as v
+from .._protocol import eras
 from .._protocol.deadlines import CallClock
 from .._protocol.checks import Prepared, Refusal
 from .._protocol.inbox import LegacyInbox
 from .._protocol.jsonrpc import JsonDict, RequestId
 from .._protocol.modern import PendingCall
+from .._protocol.record import Record
+from .._runtime.deadlines import DeadlineSweep
 from .._runtime.watchdog import Watchdog
 from .._runtime.workers import HandlerPool
 from .._session import Session, collect_pages
@@ -35,11 +39,9 @@ from ..errors import ClientError, InputRefused
 from ..handler import overrides
 from ..options import Options
 from .._port import TransportClosed
-from .base import AGAIN, TOOL_ERAS, EraEngine, poll_task, wrong_era
+from .base import AGAIN, EraEngine, poll_task, wrong_era
 
 log = logging.getLogger("mcp_input_sync")
-
-_INPUT_METHODS = v.INPUT_METHODS
 
 BUSY = Refusal("busy", jsonrpc.SERVER_ERROR, "busy: too many requests in flight")
 
@@ -56,10 +58,22 @@ def related_task(params: Any) -> Optional[str]:
     return task_id if isinstance(task_id, str) else None
 
 
+class Beside(Record):
+    """HTTP, preferring the handshake era: a 2026-07-28 engine beside the session, for the tools
+    of ``endpoint`` that ``eras`` learnt to need that era (docs/modern.md#which-era)."""
+
+    __slots__ = ("engine", "endpoint", "eras")
+
+    def __init__(self, engine: EraEngine, endpoint: str, eras: EraCache) -> None:
+        self.engine = engine
+        self.endpoint = endpoint
+        self.eras = eras
+
+
 class LegacyEngine:
     """Checks, runs and answers a legacy server's requests; legacy calls, tasks and logs."""
 
-    era = v.LEGACY
+    era = eras.LEGACY
 
     def __init__(
         self,
@@ -81,16 +95,20 @@ class LegacyEngine:
         self.pool = pool
         self.watchdog = watchdog
         self.server_id = desk.server_id
-        self.send = port.send
+        #: Write one answer (the transport is told it is one).
+        self.send = port.answer
+        #: The open server requests, and whether the engine is closing: both guarded by ``inbox_lock``.
         self.inbox: LegacyInbox[Inbound] = LegacyInbox()
+        self.inbox_lock = threading.Lock()
+        self.closing = False
+        #: The handler_timeout of each open request.
+        self.sweep = DeadlineSweep(watchdog.watch)
+        self._expire = self._timed_out
         #: HTTP: tie server requests to the call whose stream carried them (not to the only call).
         self.ties_by_stream = port.ties_by_stream
         #: stdio: hold an answer back while another follows at once (``send_later``), and write it (``flush``).
         self.send_later = port.send_later
         self.flush = port.flush
-        desk.on_idle = self._flush_quietly
-        self.closing = False
-        self._expire = self._timed_out
         #: The negotiated version (None before the handshake).
         self.negotiated: Optional[str] = None
         self.server_capabilities: Optional[JsonDict] = None
@@ -98,9 +116,8 @@ class LegacyEngine:
         self._logs_requested = False
         #: Each tool's ``execution.taskSupport`` as last listed (2025-11-25 tasks).
         self._task_supports: dict[str, str] = {}
-        #: HTTP: a 2026-07-28 engine beside this session, for the tools that need that era, and the endpoint.
-        self.beside: Optional[EraEngine] = None
-        self.endpoint = ""
+        #: HTTP: a 2026-07-28 engine beside this session (given when the engine starts).
+        self.beside: Optional[Beside] = None
 
     @property
     def version(self) -> Optional[str]:
@@ -115,7 +132,7 @@ class LegacyEngine:
             log.debug("mcp_input_sync: could not answer %r: transport closed", message.get("id"))
 
     def refuse(self, request_id: RequestId, kind: str, refusal: Refusal) -> None:
-        """Answer a request at once with the refusal's error, count it and log it."""
+        """Answer a request at once with the engine's own refusal (``busy``), count it and log it."""
         self.desk.note_refusal(kind, refusal)
         self._send_message(jsonrpc.error(request_id, refusal.code, refusal.message))
 
@@ -135,18 +152,18 @@ class LegacyEngine:
 
     def reject_unreadable(self, request_id: RequestId, code: int, message: str) -> None:
         """A request that could not be read: answered once the era is known to be legacy."""
-        if self.desk.era == v.LEGACY:
+        if self.negotiated is not None:  # started: the era is legacy
             self.reject(request_id, code, message)
 
     def answer_failed(self, request_id: RequestId) -> None:
         """Handling a request raised inside the library: answer it -32603 (once the era is legacy)."""
-        if self.desk.era != v.LEGACY:
+        if self.negotiated is None:  # not started: the era is not decided
             return
-        with self.stats.lock:
+        with self.inbox_lock:
             entry = self.inbox.get(request_id)
         error = jsonrpc.error(request_id, jsonrpc.INTERNAL_ERROR, "the client could not handle the request")
         if entry is None:
-            self.session.send_quietly(error)
+            self._send_message(error)
         else:
             self.answer(entry, error)
 
@@ -167,30 +184,28 @@ class LegacyEngine:
             self._send_message(jsonrpc.result(request_id, {}))
             return
         desk = self.desk
-        kind = _INPUT_METHODS.get(method, "other")
         now = _clock.monotonic()
-        prepared = desk.admit(method, kind, params, now, self.calls.has_calls())
-        if isinstance(prepared, Refusal):
-            self.refuse(request_id, kind, prepared)
+        prepared = desk.admit(method, params, now, self.calls.has_calls())
+        if isinstance(prepared, Refusal):  # counted and logged by the desk
+            self._send_message(jsonrpc.error(request_id, prepared.code, prepared.message))
             return
+        kind = prepared.kind
         if self.pool.full():  # step 6, before the request is opened (start() below re-checks)
             self.refuse(request_id, kind, BUSY)
             return
-        limit = desk.deadline(kind)
-        entry = Inbound(request_id, method, kind, now + limit, limit)
-        entry.expire = self._expire
-        with self.stats.lock:
+        limit = desk.timeout(kind)
+        entry = Inbound(request_id, method, kind, limit)
+        with self.inbox_lock:
             closing = self.closing
             admitted = not closing and self.inbox.admit(request_id, entry)
-            arm = admitted and desk.track_locked(entry)
         if not admitted:
             if closing:
                 self._send_message(jsonrpc.error(request_id, jsonrpc.INTERNAL_ERROR, "the client is closing"))
             return
+        # one sweep of deadlines while requests are open, not a timer per request
+        entry.timer = self.sweep.track(now + limit, self._expire, entry)
         task_id = entry.task_id = related_task(params)
         entry.call = self.calls.tie(entry, now, task_id, stream, self.ties_by_stream)
-        if arm:  # one sweep of deadlines while requests are open, not a timer per request
-            desk.arm()
         try:
             started = self.pool.start(partial(self._run, entry, prepared), entry)
         except RuntimeError:  # the pool shut down meanwhile
@@ -202,32 +217,29 @@ class LegacyEngine:
 
     def on_cancelled(self, request_id: Any) -> None:
         """Reader thread: the server cancelled one of its requests: set the token, answer nothing."""
-        with self.stats.lock:
+        with self.inbox_lock:
             entry = self.inbox.cancel(request_id)
-            if entry is not None:
-                self.desk.untrack_locked(entry)
         if entry is None:
             return
+        if entry.timer is not None:
+            entry.timer.cancel()
         entry.token.cancel("cancelled by the server")
         self._untie(entry)
 
     # ------------------------------------------------------------------ worker thread
 
     def _run(self, entry: Inbound, prepared: Prepared) -> Callable[[], object]:
-        """Worker thread: run the handler; return the answer to write once the slot is free."""
-        desk = self.desk
+        """Worker thread: have the desk answer; return the answer to write once the slot is free."""
         request_id = entry.id
         call = entry.call
         assigns, related = (self.options.assigns, None) if call is None else (call.assigns, call.id)
-        ctx = desk.context(prepared, assigns, related, entry.token)
         try:
-            value = desk.call(prepared, ctx)
+            verdict = self.desk.answer(prepared, assigns, related, entry.token, entry.method)
         except InputRefused as refusal:
             return partial(self.answer, entry, jsonrpc.error(request_id, refusal.code, refusal.message, refusal.data))
         except BaseException:  # SystemExit too: a worker answers, then lives on
             log.exception("mcp_input_sync: %s callback for server %s raised; answered -32603", entry.method, self.server_id)
             return partial(self.answer, entry, jsonrpc.error(request_id, jsonrpc.INTERNAL_ERROR, "the input handler failed"))
-        verdict = desk.check_answer(prepared, value, entry.method)
         if isinstance(verdict, Refusal):
             return partial(self.answer, entry, jsonrpc.error(request_id, verdict.code, verdict.message))
         if entry.task_id is not None:  # 2025-11-25: a task's responses carry its related-task _meta
@@ -252,20 +264,21 @@ class LegacyEngine:
             log.error("mcp_input_sync: %s answer is not JSON-serialisable; answered -32603", entry.method)
             data = jsonrpc.encode(jsonrpc.error(entry.id, jsonrpc.INTERNAL_ERROR, "the input handler returned an invalid answer"))
             count = None
-        with self.stats.lock:
+        with self.inbox_lock:
             if self.inbox.settle(entry.id, entry) is not entry:
                 return False  # timed out, cancelled or answered at close: the late result is dropped
-            self.desk.untrack_locked(entry)
-            if count is not None:
-                self.stats.add_locked(count)
+        timer = entry.timer
+        if timer is not None:
+            timer.cancel()
+        if count is not None:
+            self.stats.add(count)
         try:
             later = self.send_later
             if later is not None and self.pool.has_queued():
                 # another answer follows at once: write them together, waking the server once
                 if later(data):
-                    # While the sweep runs the watchdog wakes within 0.1 s anyway; waking it for
-                    # every burst would cost a thread switch each. A sweep that stopped flushed first.
-                    self.watchdog.watch_fast(self._flush_soon(), wake=not self.desk.sweeping)
+                    # the watchdog is woken for it only when no sweep keeps it waking (0.1 s) anyway
+                    self.watchdog.watch_fast(self._flush_soon())
             else:
                 self.send(data)
         except TransportClosed:
@@ -304,13 +317,19 @@ class LegacyEngine:
             self.calls.untie(entry, entry.call, _clock.monotonic())
 
     def _timed_out(self, entry: Inbound) -> None:
-        """Watchdog thread (the desk's sweep): a callback ran past handler_timeout.
+        """Watchdog thread (the deadline sweep): a callback ran past handler_timeout.
 
         The error is answered before the token is set, so a callback that
         returns as soon as it sees the token cannot answer first.
         """
         error = jsonrpc.error(entry.id, jsonrpc.INTERNAL_ERROR, "the input handler timed out")
-        if not self.answer(entry, error, count="timed_out"):
+        try:
+            answered = self.answer(entry, error, count="timed_out")
+        except Exception:  # the callback must still learn that its time is up
+            log.exception("mcp_input_sync: a %s deadline could not be enforced", entry.kind)
+            entry.token.cancel("timeout")
+            return
+        if not answered:
             return  # answered or cancelled meanwhile
         entry.token.cancel("timeout")
         log.warning(
@@ -322,8 +341,15 @@ class LegacyEngine:
 
     # ------------------------------------------------------------------ the client's calls
 
-    def started(self, server_capabilities: Optional[JsonDict]) -> Optional[JsonDict]:
+    def started(self, version: str, server_capabilities: Optional[JsonDict], beside: Optional[Beside] = None) -> Optional[JsonDict]:
+        """The handshake chose this era: ``notifications/initialized``, then logs if someone reads them.
+
+        ``beside`` (HTTP) carries the 2026-07-28 calls of the tools learnt to need that era.
+        """
+        self.negotiated = version
         self.server_capabilities = server_capabilities
+        self.beside = beside
+        self.session.notify("notifications/initialized")
         if self.router.wants_logs:
             self.request_logs()
         return None
@@ -343,16 +369,16 @@ class LegacyEngine:
 
     def call(self, method: str, params: JsonDict, spec: CallSpec) -> Union[JsonDict, PendingCall]:
         beside = self.beside
-        if beside is not None and method == "tools/call" and TOOL_ERAS.get((self.endpoint, str(params.get("name")))) == v.MODERN:
-            return beside.call(method, params, spec)
+        if beside is not None and method == "tools/call" and beside.eras.tool_era(beside.endpoint, str(params.get("name"))) == eras.MODERN:
+            return beside.engine.call(method, params, spec)
         try:
             return self._call(method, params, spec)
         except ClientError as exc:
             data = exc.data
-            if beside is None or exc.check != "era" or not isinstance(data, dict) or data.get("needs") != v.FIRST_MODERN_VERSION:
+            if beside is None or exc.check != "era" or not isinstance(data, dict) or data.get("needs") != eras.MODERN_VERSION:
                 raise
             # learnt from the server's own refusal; never sent again (the tool may have had effects)
-            TOOL_ERAS[(self.endpoint, str(params.get("name")))] = v.MODERN
+            beside.eras.learn_tool(beside.endpoint, str(params.get("name")), eras.MODERN)
             cause = exc.__cause__ if isinstance(exc.__cause__, ClientError) else exc
             raise (wrong_era(self.era, self.negotiated, method, params, exc=cause, learnt=True) or exc) from cause
 
@@ -382,7 +408,7 @@ class LegacyEngine:
 
     def resume(self, pending: PendingCall, responses: Mapping[str, Any], spec: CallSpec) -> Union[JsonDict, PendingCall]:
         if self.beside is not None:  # a call made in 2026-07-28 beside this session
-            return self.beside.resume(pending, responses, spec)
+            return self.beside.engine.resume(pending, responses, spec)
         raise ClientError("protocol", "resume works only in the 2026-07-28 era")
 
     def _tasks_offered(self) -> bool:
@@ -460,7 +486,7 @@ class LegacyEngine:
 
     def close(self, answer: bool) -> None:
         """Stop taking requests; answer the open ones -32603 (when ``answer``) and set their tokens."""
-        with self.stats.lock:
+        with self.inbox_lock:
             self.closing = True
             entries = list(self.inbox)
         for entry in entries:

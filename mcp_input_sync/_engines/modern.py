@@ -22,13 +22,12 @@ from .._input import InputDesk
 from .._notifications import NotificationRouter
 from .._port import Port
 from .._protocol import jsonrpc, modern
-from .._protocol import eras as v
 from .._protocol.deadlines import CallClock
 from .._protocol.checks import Refusal
-from .._protocol.headers import tool_header_map
+from .._protocol.headers import HeaderArgs, Path, header_arguments, tool_header_map
 from .._protocol.jsonrpc import JsonDict, RequestId
 from .._protocol.modern import MetaStamp, PendingCall
-from .._protocol.eras import INPUT_METHODS, ProtocolViolation
+from .._protocol.eras import INPUT_REQUEST_KINDS, MODERN, ProtocolViolation
 from .._protocol.forms import quoted
 from .._session import Session, collect_pages, remote_error
 from ..errors import ClientError
@@ -45,7 +44,7 @@ MODERN_REQUEST = Refusal("era", 0, "a server request in the 2026-07-28 era was i
 class ModernEngine:
     """The modern side of one client: MRTR rounds, resumable calls, tasks and the listen."""
 
-    era = v.MODERN
+    era = MODERN
 
     def __init__(
         self,
@@ -56,8 +55,8 @@ class ModernEngine:
         options: Options,
         router: NotificationRouter,
         stamp: MetaStamp,
-        beside: bool = False,
     ) -> None:
+        """``stamp`` carries the negotiated version; the engine owns it (-32022 replaces it)."""
         self.session = session
         self.desk = desk
         self.port = port
@@ -69,10 +68,8 @@ class ModernEngine:
         #: The open subscriptions/listen request, if any.
         self._listen: Optional[Call] = None
         self._resource_subscriptions: list[str] = []
-        #: True beside a handshake-era session (docs/modern.md#which-era): only this engine's requests are stamped.
-        self.beside = beside
-        if not beside:
-            session.stamp = stamp
+        #: HTTP: each tool's argument path -> ``x-mcp-header`` name, from the latest listing (see note_tools).
+        self._tool_headers: dict[str, dict[Path, str]] = {}
 
     @property
     def version(self) -> Optional[str]:
@@ -85,7 +82,7 @@ class ModernEngine:
 
     def on_request(self, request_id: Any, method: str, params: Any, stream: Any = None) -> None:
         """The 2026-07-28 era has no server-to-client requests: never answered, counted and logged."""
-        self.desk.note_refusal(INPUT_METHODS.get(method, "other"), MODERN_REQUEST)
+        self.desk.note_refusal(INPUT_REQUEST_KINDS.get(method, "other"), MODERN_REQUEST)
 
     def on_cancelled(self, request_id: Any) -> None:
         """The server ended our subscriptions/listen."""
@@ -105,7 +102,7 @@ class ModernEngine:
 
     # ------------------------------------------------------------------ start
 
-    def started(self, server_capabilities: Optional[JsonDict]) -> Optional[JsonDict]:
+    def started(self, version: str, server_capabilities: Optional[JsonDict]) -> Optional[JsonDict]:
         """Ask for the DiscoverResult when the handshake did not bring it, then open the listen."""
         discover: Optional[JsonDict] = None
         if server_capabilities is None:
@@ -144,9 +141,9 @@ class ModernEngine:
                 decision = modern.decide_from_supported(modern.supported_versions(exc.data))
             except ProtocolViolation:
                 raise exc from None
-            if decision.era != v.MODERN or decision.version == self.stamp.version:
+            if decision.era != MODERN or decision.version == self.stamp.version:
                 raise
-            self.stamp.version = decision.version
+            self.stamp = self.stamp.at_version(decision.version)
             return self._send(method, params, is_call, clock, assigns, progress, cancel)
 
     def _send(
@@ -159,11 +156,20 @@ class ModernEngine:
         progress: Optional[ProgressCallback],
         cancel: Optional[threading.Event],
     ) -> JsonDict:
-        """One request, stamped (beside a handshake session, the session stamps nothing itself)."""
-        if not self.beside:
-            return self.session.request(method, params, is_call=is_call, clock=clock, assigns=assigns, progress=progress, cancel=cancel)
-        call = self.session.start(method, params, is_call=is_call, clock=clock, assigns=assigns, progress=progress, stamp=self.stamp)
+        """One request, stamped, with its ``x-mcp-header`` arguments (the transport sends them as headers)."""
+        call = self.session.start(
+            method, params, is_call=is_call, clock=clock, assigns=assigns, progress=progress, stamp=self.stamp,
+            header_args=self._header_args(method, params),
+        )
         return self.session.result(call, cancel)
+
+    def _header_args(self, method: str, params: Optional[JsonDict]) -> HeaderArgs:
+        """A ``tools/call``'s mirrored arguments, by the tool's map from the latest listing; () for anything else."""
+        if method != "tools/call" or not self._tool_headers or params is None:
+            return ()
+        name = params.get("name")
+        found = self._tool_headers.get(name) if isinstance(name, str) else None
+        return header_arguments(found, params.get("arguments")) if found else ()
 
     # ------------------------------------------------------------------ the loop
 
@@ -396,12 +402,12 @@ class ModernEngine:
                 return
             self._listen = None
         if current is not None and calls.forget(current) is not None:
-            self.session.send_quietly(jsonrpc.notification("notifications/cancelled", {"requestId": current.id, "reason": "resubscribing"}))
+            self.session.notify_quietly("notifications/cancelled", {"requestId": current.id, "reason": "resubscribing"})
         if not wanted:
             return
         # A long-lived request nobody waits on: its notifications reach the router.
         clock = CallClock(_clock.monotonic(), float("inf"), float("inf"))
-        listen = self.session.start("subscriptions/listen", {"notifications": wanted}, is_call=False, clock=clock)
+        listen = self.session.start("subscriptions/listen", {"notifications": wanted}, is_call=False, clock=clock, stamp=self.stamp)
         with self._lock:
             self._listen = listen
 
@@ -417,7 +423,7 @@ class ModernEngine:
                 log.warning("mcp_input_sync: tool %r of server %s has invalid x-mcp-header annotations; dropped", name, self.desk.server_id)
                 continue
             if isinstance(name, str):
-                self.port.set_tool_headers(name, found)
+                self._tool_headers[name] = found
             kept.append(tool)
         return kept
 

@@ -33,7 +33,7 @@ from .budget import TokenBucket
 from .record import Record
 from .forms import FormCache, FormSchema, SchemaRefused, quoted
 from .urls import UrlFacts, UrlRefused, check_elicitation_url
-from .eras import INPUT_METHODS, missing_param
+from .eras import INPUT_REQUEST_KINDS, missing_param
 
 JsonDict = dict[str, Any]
 
@@ -154,7 +154,7 @@ class InputChecks:
     def before(self, method: str, params: Any) -> Optional[Refusal]:
         """Steps 1 to 3: method, capability, malformed params and capability details."""
         config = self.config
-        kind = INPUT_METHODS.get(method)
+        kind = INPUT_REQUEST_KINDS.get(method)
         if kind is None:
             return _refuse("method", jsonrpc.METHOD_NOT_FOUND, f"method not found: {quoted(method, 128)}")
         if kind not in config.kinds:
@@ -188,7 +188,7 @@ class InputChecks:
 
     def prepare(self, method: str, params: Any, *, in_flight: bool) -> Union[Refusal, Prepared]:
         """Step 5: the kind's own checks; returns what the handler will see."""
-        kind = INPUT_METHODS[method]
+        kind = INPUT_REQUEST_KINDS[method]
         if kind == "sampling":
             return self._prepare_sampling(params, in_flight)
         if kind == "elicitation":

@@ -14,8 +14,8 @@ LATEST_LEGACY_VERSION = "2025-11-25"
 LEGACY_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26")
 #: Versions the ``protocol`` option may force in the legacy era.
 FORCEABLE_LEGACY_VERSIONS = ("2025-11-25", "2025-06-18")
-#: The first stateless (per-request ``_meta``) version.
-FIRST_MODERN_VERSION = "2026-07-28"
+#: The version of the stateless era (per-request ``_meta``, ``input_required`` rounds): the one constant of it.
+MODERN_VERSION = "2026-07-28"
 
 LEGACY = "legacy"
 MODERN = "modern"
@@ -100,8 +100,8 @@ def client_capabilities(
     return caps
 
 
-#: The server-to-client request kinds, by method.
-INPUT_METHODS: Mapping[str, str] = {
+#: The kind of each server-to-client input request, by method (what a callback answers).
+INPUT_REQUEST_KINDS: Mapping[str, str] = {
     "sampling/createMessage": "sampling",
     "elicitation/create": "elicitation",
     "roots/list": "roots",
@@ -152,15 +152,10 @@ def missing_param(method: str, params: Any, version: str = LATEST_LEGACY_VERSION
     return None
 
 
-def elicitation_mode(params: Mapping[str, Any]) -> Any:
-    """The elicitation mode asked for (absent means form)."""
-    return params.get("mode", "form")
-
-
 # ---------------------------------------------------------------------------- a tool that needs the other era
 
 #: How the ``protocol`` option names each era for a user (the option's value, the command line's flag).
-ERA_SETTING = {LEGACY: ("legacy", "2025-11-25"), MODERN: ("2026-07-28", FIRST_MODERN_VERSION)}
+ERA_SETTING = {LEGACY: ("legacy", "2025-11-25"), MODERN: (MODERN_VERSION, MODERN_VERSION)}
 
 #: The SDK's (mcp 2.3.0) and FastMCP's (4.1.6) text when a tool asks through a back-channel the request lacks.
 _NO_BACK_CHANNEL = re.compile(

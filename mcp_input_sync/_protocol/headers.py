@@ -1,22 +1,27 @@
-"""``x-mcp-header`` annotations of a tool's ``inputSchema`` (2026-07-28 Streamable HTTP).
+"""What the 2026-07-28 Streamable HTTP headers say of a request, read where the request is built.
 
-A property annotated ``"x-mcp-header": "Name"`` is mirrored into the
-request header ``Mcp-Param-Name`` on ``tools/call``. A client must drop a
-tool whose annotations are invalid: an empty or non-token name, a name
-used twice (case-insensitively), an annotation on a ``number``, object or
-array property, or one not reachable purely through ``properties``.
+A property annotated ``"x-mcp-header": "Name"`` in a tool's ``inputSchema``
+is mirrored into the request header ``Mcp-Param-Name`` on ``tools/call``. A
+client must drop a tool whose annotations are invalid: an empty or
+non-token name, a name used twice (case-insensitively), an annotation on a
+``number``, object or array property, or one not reachable purely through
+``properties``. ``Mcp-Name`` carries the tool or prompt name, the resource
+URI or the task id (:func:`routed_name`). The transport gets these with the
+message (``transports.base.Outgoing``) and encodes them as headers.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
 ANNOTATION = "x-mcp-header"
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
 _ALLOWED_TYPES = frozenset({"string", "integer", "boolean"})
 
 Path = tuple[str, ...]
+#: ``(header name, value as text)`` of each mirrored argument, in the map's order.
+HeaderArgs = tuple[tuple[str, str], ...]
 
 
 def tool_header_map(tool: Any) -> Optional[dict[Path, str]]:
@@ -77,3 +82,34 @@ def argument_at(arguments: Any, path: Path) -> Any:
             return None
         value = value.get(key)
     return value
+
+
+def header_arguments(header_map: Mapping[Path, str], arguments: Any) -> HeaderArgs:
+    """The ``Mcp-Param-<name>`` headers of a ``tools/call``: each annotated argument present, as text.
+
+    A boolean is ``true`` or ``false``, any other value its ``str()``; an
+    absent (or null) argument has no header.
+    """
+    found: list[tuple[str, str]] = []
+    given = arguments if isinstance(arguments, dict) else {}
+    for path, header in header_map.items():
+        value = argument_at(given, path)
+        if value is None:
+            continue
+        found.append((header, ("true" if value else "false") if isinstance(value, bool) else str(value)))
+    return tuple(found)
+
+
+def routed_name(method: str, params: Any) -> Optional[str]:
+    """What ``Mcp-Name`` carries for a request: the tool or prompt name, the resource URI, the task id; else None."""
+    if not isinstance(params, dict):
+        return None
+    if method == "tools/call" or method == "prompts/get":
+        name = params.get("name")
+    elif method == "resources/read":
+        name = params.get("uri")
+    elif method.startswith("tasks/"):
+        name = params.get("taskId")
+    else:
+        return None
+    return name if isinstance(name, str) else None

@@ -13,9 +13,8 @@ from typing import Any, Callable, Mapping, Optional
 
 from .jsonrpc import HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION, JsonDict, with_meta
 from .record import Record
-from .eras import LEGACY_VERSIONS, ProtocolViolation, client_capabilities
+from .eras import LEGACY_VERSIONS, MODERN_VERSION, ProtocolViolation, client_capabilities
 
-MODERN_VERSION = "2026-07-28"
 #: Modern versions this client speaks, newest first.
 MODERN_VERSIONS = (MODERN_VERSION,)
 
@@ -27,8 +26,8 @@ META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 META_SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId"
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 
-#: Methods whose result may be ``input_required``.
-INPUT_METHODS = frozenset({"tools/call", "resources/read", "prompts/get"})
+#: The client's requests whose result may be ``input_required`` (and so be deferred and resumed).
+INPUT_REQUIRED_METHODS = frozenset({"tools/call", "resources/read", "prompts/get"})
 #: Backoff of state-only rounds: 50 ms doubling to 250 ms.
 BACKOFF_FIRST = 0.05
 BACKOFF_MAX = 0.25
@@ -68,19 +67,30 @@ def meta(version: str, caps: JsonDict, client_info: JsonDict, log_level: Optiona
 
 
 class MetaStamp:
-    """Stamps a modern request's params with a fresh, complete ``_meta``.
+    """Stamps a modern request's params with a fresh, complete ``_meta``; read-only.
 
-    ``version`` may change once (the -32022 switch); ``level`` says, at each
-    request, which log level to ask for (None: nobody reads logs).
+    ``level`` says, at each request, which log level to ask for (None:
+    nobody reads logs). The -32022 switch makes a new stamp
+    (:meth:`at_version`); nothing changes one.
     """
 
     __slots__ = ("version", "capabilities", "client_info", "level")
 
+    version: str
+    capabilities: JsonDict
+    client_info: JsonDict
+    level: Callable[[], Optional[str]]
+
     def __init__(self, version: str, capabilities: JsonDict, client_info: JsonDict, level: Callable[[], Optional[str]]) -> None:
-        self.version = version
-        self.capabilities = capabilities
-        self.client_info = client_info
-        self.level = level
+        for name, value in zip(self.__slots__, (version, capabilities, client_info, level)):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"a MetaStamp is read-only: make another one (at_version), not {name}=")
+
+    def at_version(self, version: str) -> "MetaStamp":
+        """This stamp at another version (the -32022 switch)."""
+        return MetaStamp(version, self.capabilities, self.client_info, self.level)
 
     def __call__(self, params: Optional[JsonDict]) -> JsonDict:
         return with_meta(params, meta(self.version, self.capabilities, self.client_info, self.level()))
@@ -185,7 +195,7 @@ def result_type(result: Mapping[str, Any], method: str, tasks: bool) -> str:
     kind = result.get("resultType", COMPLETE)
     if kind == COMPLETE:
         return COMPLETE
-    if kind == INPUT_REQUIRED and method in INPUT_METHODS:
+    if kind == INPUT_REQUIRED and method in INPUT_REQUIRED_METHODS:
         return INPUT_REQUIRED
     if kind == TASK and tasks and method == "tools/call":
         return TASK
@@ -322,7 +332,7 @@ class PendingCall(Record):
             raise ValueError("not a PendingCall")
         method, params, requests = data.get("method"), data.get("params"), data.get("input_requests")
         state, rounds, declined = data.get("request_state"), data.get("rounds"), data.get("declined", [])
-        if not isinstance(method, str) or method not in INPUT_METHODS or not isinstance(params, dict) or not isinstance(requests, dict):
+        if not isinstance(method, str) or method not in INPUT_REQUIRED_METHODS or not isinstance(params, dict) or not isinstance(requests, dict):
             raise ValueError("not a PendingCall")
         if state is not None and not isinstance(state, str):
             raise ValueError("not a PendingCall")

@@ -75,24 +75,28 @@ class Watchdog:
 
         For conditions that are not deadlines of the library clock, such as a
         caller's cancel event, so they are noticed even under a frozen clock.
+        The watchdog is woken for it only when no other watcher is
+        registered (a wait started with one registered is capped at 0.1 s).
         """
         with self._cv:
+            if not self._watchers:
+                self._cv.notify()
             self._watchers.append(fn)
-            self._cv.notify()
 
     def watch_fast(self, fn: Callable[[], bool], wake: bool = True) -> None:
         """Like :meth:`watch`, but call ``fn`` every :data:`FAST` real seconds until it returns True.
 
         For short real-time checks of progress, such as the handler pool's
-        decision to start a worker; ``fn`` must be quick. With ``wake=False``
-        the watchdog is not woken for it: its first call comes at the next
-        wake, which a plain watcher (:meth:`watch`) keeps within 0.1 s. For
-        callers that fire once per burst of work and know such a watcher
-        runs: a wake-up is a thread switch, and the interpreter lock with it.
+        decision to start a worker; ``fn`` must be quick. Its first call
+        comes at the next wake. The watchdog is woken for it only when no
+        plain watcher (:meth:`watch`) is registered: one keeps every wait
+        within 0.1 s, and a wake-up is a thread switch, with the interpreter
+        lock. With ``wake=False`` it is never woken: for callers that know a
+        plain watcher will be registered.
         """
         with self._cv:
             self._fast.append(fn)
-            if wake:
+            if wake and not self._watchers:  # see watch()
                 self._cv.notify()
 
     def _cap(self) -> Optional[float]:

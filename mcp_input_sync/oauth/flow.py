@@ -352,8 +352,3 @@ def refresh(fetcher: Fetcher, metadata: AuthServerMetadata, client: Client, toke
     if fresh.scopes is None and tokens.scopes is not None:
         fresh = Tokens(fresh.access_token, fresh.token_type, fresh.expires_at, fresh.refresh_token, tokens.scopes)
     return fresh
-
-
-def legacy_issuer(server_url: str) -> str:
-    """The issuer name recorded for a server under the 2025-03-26 rules: its origin."""
-    return legacy_authorization_base(server_url)

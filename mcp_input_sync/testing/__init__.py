@@ -52,30 +52,10 @@ default 5 real seconds, so freezegun does not stall it).
 from __future__ import annotations
 
 # The kit is a package of parts (see server.py for how FakeServer is composed of them); the
-# names below are its public face. Besides __all__, the aliases and constants the single module
-# had, and the library names it imported, stay importable from here as they were.
-from ..client import Client
-from ..transports.memory import MemoryPeer, MemoryTransport, memory_pair
-from .call import ToolCall, ToolFunction
-from .registry import PromptMessages, PromptSource, RequestAnswer
+# names below are its public face.
+from .call import ToolCall
 from .server import FakeServer
-from .shared import (
-    FORCEABLE,
-    LEGACY_VERSION,
-    META_CAPABILITIES,
-    META_SERVER_INFO,
-    META_VERSION,
-    MODERN_VERSION,
-    SERVER_INFO,
-    TASKS_EXTENSION,
-    ClientRefused,
-    Exchange,
-    JsonDict,
-    ToolError,
-    ToolResult,
-    text_result,
-)
-from .wire import MessageTap
+from .shared import ClientRefused, Exchange, ToolError, text_result
 
 __all__ = [
     "ClientRefused",

@@ -13,6 +13,7 @@ import itertools
 import threading
 from typing import Any, Callable, Optional, Union, overload
 
+from .._protocol.eras import MODERN_VERSION
 from ..client import Client
 from ..transports.memory import MemoryPeer, MemoryTransport, memory_pair
 from .call import ToolCall, ToolFunction
@@ -20,7 +21,7 @@ from .legacy import LegacyEngine
 from .modern import ModernEngine
 from .recorder import Recorder
 from .registry import CompletionSource, PromptSource, Registry, RequestAnswer, Tool
-from .shared import FORCEABLE, LEGACY_VERSION, MODERN_VERSION, TASKS_EXTENSION, Exchange, JsonDict
+from .shared import FORCEABLE, LEGACY_VERSION, TASKS_EXTENSION, Exchange, JsonDict
 from .tasks import Tasks
 from .wire import MessageTap, Wire
 

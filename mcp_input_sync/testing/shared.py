@@ -15,7 +15,6 @@ JsonDict = dict[str, Any]
 #: What a tool function returns: a ``CallToolResult`` dict, or a text (made a text result).
 ToolResult = Union[JsonDict, str]
 
-MODERN_VERSION = "2026-07-28"
 LEGACY_VERSION = "2025-11-25"
 FORCEABLE = ("2025-11-25", "2025-06-18")
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"

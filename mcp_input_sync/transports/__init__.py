@@ -6,8 +6,19 @@ See :class:`~mcp_input_sync.transports.base.Transport` for the contract.
 
 from __future__ import annotations
 
-from .base import Transport, TransportClosed
+from .base import HttpStatusError, Outgoing, Setup, Transport, TransportAuthError, TransportClosed
 from .memory import MemoryPeer, MemoryTransport, memory_pair
 from .stdio import StdioTransport
 
-__all__ = ["MemoryPeer", "MemoryTransport", "StdioTransport", "Transport", "TransportClosed", "memory_pair"]
+__all__ = [
+    "HttpStatusError",
+    "MemoryPeer",
+    "MemoryTransport",
+    "Outgoing",
+    "Setup",
+    "StdioTransport",
+    "Transport",
+    "TransportAuthError",
+    "TransportClosed",
+    "memory_pair",
+]

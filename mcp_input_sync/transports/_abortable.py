@@ -49,7 +49,21 @@ class Abort:
 
 
 def _shut(connection: Any) -> None:
-    sock: Optional[socket.socket] = getattr(connection, "sock", None)
+    _shut_socket(getattr(connection, "sock", None))
+
+
+def shut_response(response: "requests.Response") -> None:
+    """Shut the socket a response is read from, waking a reader blocked on it."""
+    raw = getattr(response, "raw", None)
+    connection = getattr(raw, "_connection", None) or getattr(raw, "connection", None)
+    sock = getattr(connection, "sock", None)
+    if sock is None:
+        fp = getattr(raw, "_fp", None)
+        sock = getattr(getattr(getattr(fp, "fp", None), "raw", None), "_sock", None)
+    _shut_socket(sock)
+
+
+def _shut_socket(sock: Optional[socket.socket]) -> None:
     if sock is not None:
         try:
             sock.shutdown(socket.SHUT_RDWR)

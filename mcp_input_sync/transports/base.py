@@ -1,14 +1,74 @@
-"""The transport contract."""
+"""The transport contract: everything a transport needs to know, in one file.
 
-from __future__ import annotations
+A transport moves encoded JSON-RPC messages between the client and one
+server, and decides nothing about the protocol. To write one (a WebSocket,
+an in-process bridge), subclass :class:`Transport` and implement three
+methods:
 
-from typing import Callable, Optional, Protocol
+- ``start(on_message, on_close)``: open the connection and start the
+  threads that read it. Hand each message read to ``on_message(data)``
+  (bytes, one message, a trailing newline allowed). ``on_close(error)``
+  runs once when the connection ends for any reason other than ``close``
+  (``None``: a clean end of stream).
+- ``send(data, info)``: write one encoded message. It is called from any
+  thread, at the same time, so it must be thread-safe. ``info`` is an
+  :class:`Outgoing`: what the message is, told by the code that built it
+  (method, request id, protocol version, the ``Mcp-Name`` value, the
+  ``x-mcp-header`` arguments). Never decode ``data`` to find these out. A
+  transport that needs none of it ignores ``info``. Raise
+  :class:`TransportClosed` when the message cannot be written.
+- ``close(timeout)``: end the connection within ``timeout`` real seconds
+  and join the transport's threads; ``on_close`` is not called.
 
-#: Called on a reader thread with one raw message (a line, no newline needed), and,
-#: from transports that know it, the id of the request whose response stream carried it.
+Threads. Messages read from one stream (a pipe, one response body, one
+event stream) go to ``on_message`` in the order read, on one thread. A
+transport with one stream (stdio, memory) therefore delivers everything on
+one reader thread, in order. A transport with several streams may deliver
+from several threads at once, in no order between streams: HTTP does, from
+the thread of every POST with a JSON answer, every SSE stream and the GET
+stream. The client is safe under both: its reader takes any message on any
+thread. ``on_lost`` (below) may run on any thread.
+
+The client calls, in this order: ``configure`` once, ``start`` once, then
+``send`` and the optional methods from any thread, and ``close`` once.
+Everything else is optional: a declared attribute or a method whose default
+here does the right thing for a transport without the feature. Override
+what the transport does differently:
+
+- attributes: ``default_server_id``, ``origin``, ``era_key``,
+  ``ties_by_stream``, ``slow_answers``, ``holds_answers``,
+  ``mirrors_tool_headers``, ``can_restart``;
+- methods: ``configure``, ``set_protocol``, ``cancel_request``,
+  ``send_later`` with ``flush``, ``restart``, ``last_words``.
+
+Errors the client recognises, all raised from here: :class:`TransportClosed`
+(``check`` may name the rule that refused the message, e.g. ``"redirect"``),
+:class:`TransportAuthError` (401 or 403: ``ClientError(kind="auth")``),
+:class:`HttpStatusError` (a status without a JSON-RPC answer), and
+``mcp_input_sync._protocol.limits.LimitExceeded`` for a message over the
+client's ``limits``, passed to ``on_lost``. A message over
+``limits["message_bytes"]`` that was read and dropped is handed on as an
+:class:`Oversized` (its first bytes), so the client can answer it.
+
+``mcp_input_sync.transports.memory`` is the smallest complete example.
+"""
+
+# No ``from __future__ import annotations`` in this module: with it, each NamedTuple
+# below would compile its string annotations at import, some 200 KB for every client.
+import abc
+from typing import Any, Callable, Mapping, NamedTuple, Optional
+
+from .._protocol.jsonrpc import RequestId
+
+#: ``on_message(data)``, or ``on_message(data, stream)`` from a transport that
+#: ties by stream: ``stream`` is the id of the request whose response stream
+#: carried the message (None for a stream of no request).
 OnMessage = Callable[..., None]
-#: Called once when the connection ends; the argument says why (None: clean EOF).
+#: Called once when the connection ends; the argument says why (None: clean end of stream).
 OnClose = Callable[[Optional[BaseException]], None]
+#: ``on_lost(request_id, error)``: the response to that request can no longer come
+#: (its stream broke, or broke a limit); from any thread.
+OnLost = Callable[[Any, BaseException], None]
 
 
 class Oversized(bytes):
@@ -22,53 +82,153 @@ class Oversized(bytes):
 
 
 class TransportClosed(ConnectionError):
-    """The transport cannot send: it is closed or broken."""
+    """The transport cannot send: it is closed or broken.
 
-
-class Transport(Protocol):
-    """What the client needs from a transport.
-
-    ``start`` opens the connection and starts the threads that read it; each
-    inbound message goes to ``on_message`` on one reader thread, in order;
-    ``on_close`` runs once when the connection ends for any reason other than
-    :meth:`close`. ``send`` is thread-safe and raises :class:`TransportClosed`
-    when it cannot write. ``close`` ends the connection within ``timeout``
-    real seconds and joins the transport's threads.
-
-    Optional features (a transport offers any of them by having the name; the
-    client reads them once, through ``mcp_input_sync._port.Port``, and nowhere
-    else; see docs/architecture.md#the-port):
-
-    - ``set_server_id(server_id)``: the client's ``server_id`` (stdio names
-      the logger of the server's stderr after it);
-    - ``set_limits(limits)``: the client's ``limits`` option;
-    - ``on_lost``: an attribute the client sets to ``callback(request_id,
-      error)``, called when a request's response can no longer come;
-    - ``origin``: the server's ``scheme://host[:port]``, for URL checks and
-      the per-origin era cache;
-    - ``ties_by_stream``: True when a server request is tied to the call whose
-      response stream carried it (HTTP);
-    - ``slow_answers``: True when each answer costs a round trip (HTTP);
-    - ``send_later(data) -> bool`` with ``flush()``: hold an answer back and
-      write the held answers together (stdio); both or neither;
-    - ``restart(timeout)``: start the server afresh (the era probe's one
-      restart of an old stdio server);
-    - ``set_protocol(era, version)``: the handshake's decision (HTTP headers);
-    - ``cancel_request(request_id) -> bool``: cancel by closing the request's
-      response stream (modern HTTP);
-    - ``tool_headers``: a dict the client fills with each tool's
-      ``x-mcp-header`` map (modern HTTP);
-    - ``stderr_tail``: a read-only string, the server's last lines of
-      stderr, cleaned and bounded in lines and characters (stdio), with
-      ``exit_status``: the server's exit status once it ended, else None;
-      the client quotes both when the server ends the connection.
+    ``check`` names the rule that refused the message, when one did (the
+    client's ``ClientError`` keeps it); None otherwise.
     """
 
+    check: Optional[str] = None
+
+
+class TransportAuthError(TransportClosed):
+    """The server answered 401 or 403; ``status`` and ``headers`` say more, ``check`` names the step that failed."""
+
+    def __init__(self, status: int, headers: Mapping[str, str], message: Optional[str] = None, check: Optional[str] = None) -> None:
+        super().__init__(message or f"HTTP {status}: not authorised")
+        self.status = status
+        self.headers = dict(headers)
+        self.check = check
+
+
+class HttpStatusError(TransportClosed):
+    """The server answered a request with an HTTP status and no JSON-RPC answer; ``status`` says which."""
+
+    def __init__(self, status: int, url: str) -> None:
+        super().__init__(f"{url} answered HTTP {status} without a JSON-RPC answer")
+        self.status = status
+
+
+class Outgoing(NamedTuple):
+    """What one outgoing message is, told by the code that built it (immutable).
+
+    Attributes:
+        method: the method of a request or notification; None for an answer
+            to a server request.
+        request_id: the id of a request, whose response the client awaits;
+            None for a notification or an answer.
+        version: the protocol version the message's ``_meta`` names (a
+            2026-07-28 request), else None. HTTP sends it as
+            ``MCP-Protocol-Version``, with ``Mcp-Method`` and the two below.
+        name: what ``Mcp-Name`` carries: the tool or prompt name, the
+            resource URI or the task id; None for other methods.
+        header_args: ``(header name, value)`` of each tool argument the
+            tool's ``x-mcp-header`` annotations mirror (``Mcp-Param-<name>``),
+            values as text, not yet encoded for a header.
+    """
+
+    method: Optional[str] = None
+    request_id: Optional[RequestId] = None
+    version: Optional[str] = None
+    name: Optional[str] = None
+    header_args: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def expects_answer(self) -> bool:
+        """True for a request: a response will come (or ``on_lost``)."""
+        return self.request_id is not None
+
+
+#: What the client tells of an answer to a server request (and of a message sent without ``info``).
+ANSWER = Outgoing()
+
+
+class Setup(NamedTuple):
+    """What the client tells a transport once, before ``start`` (immutable).
+
+    Attributes:
+        server_id: the client's ``server_id`` (stdio names the logger of the
+            server's stderr after it).
+        limits: the client's ``limits`` option (``message_bytes``,
+            ``sse_line_bytes``, ...).
+        on_lost: called with a request id whose response can no longer come.
+            A transport that reads each response on the thread that sent the
+            request raises from ``send`` instead, and never calls it.
+    """
+
+    server_id: str
+    limits: Mapping[str, int]
+    on_lost: OnLost
+
+
+class Transport(abc.ABC):
+    """The base of every transport; see this module's docstring for the whole contract."""
+
     #: The ``server_id`` used when the client's option leaves it unset.
-    default_server_id: str
+    default_server_id: str = "server"
+    #: The server's ``scheme://host[:port]`` (HTTP), for URL checks; None when it has none.
+    origin: Optional[str] = None
+    #: What the client remembers the endpoint's era by, this process (an HTTP URL, a hash
+    #: of a stdio command line); None: nothing is remembered.
+    era_key: Optional[str] = None
+    #: True when a server request is tied to the call whose response stream carried it
+    #: (``on_message``'s ``stream``); False: to the only call in flight.
+    ties_by_stream: bool = False
+    #: True when each answer costs a round trip (HTTP), so the client writes answers from many workers at once.
+    slow_answers: bool = False
+    #: True when :meth:`send_later` holds answers back to write them together (stdio).
+    holds_answers: bool = False
+    #: True when the transport sends ``Outgoing.header_args`` as headers (HTTP): the client
+    #: then drops tools with invalid ``x-mcp-header`` annotations and resends a call refused -32020.
+    mirrors_tool_headers: bool = False
+    #: True when :meth:`restart` can start the server afresh (stdio).
+    can_restart: bool = False
 
-    def start(self, on_message: OnMessage, on_close: OnClose) -> None: ...
+    @abc.abstractmethod
+    def start(self, on_message: OnMessage, on_close: OnClose) -> None:
+        """Open the connection and start reading it."""
 
-    def send(self, data: bytes) -> None: ...
+    @abc.abstractmethod
+    def send(self, data: bytes, info: Outgoing) -> None:
+        """Write one encoded message (thread-safe); raise :class:`TransportClosed` when it cannot."""
 
-    def close(self, timeout: float) -> None: ...
+    @abc.abstractmethod
+    def close(self, timeout: float) -> None:
+        """End the connection within ``timeout`` real seconds and join the transport's threads."""
+
+    def configure(self, setup: Setup) -> None:
+        """Take what the client tells once, before :meth:`start`; by default nothing is kept."""
+
+    def set_protocol(self, era: str, version: str) -> None:
+        """The handshake's decision (``era`` is ``"legacy"`` or ``"modern"``), told once per decision,
+        before anything more is sent; HTTP sends the version as a header. By default ignored."""
+
+    def cancel_request(self, request_id: RequestId) -> bool:
+        """Cancel a request by closing its response stream (2026-07-28 HTTP).
+
+        False (the default) when not applicable: the client then sends
+        ``notifications/cancelled``.
+        """
+        return False
+
+    def send_later(self, data: bytes) -> bool:
+        """Hold an answer back, to write it with the next write or :meth:`flush`.
+
+        Returns True when it is the first one held (the caller then sees that
+        a flush follows soon). The default writes it at once and returns False.
+        """
+        self.send(data, ANSWER)
+        return False
+
+    def flush(self) -> None:
+        """Write the answers :meth:`send_later` held back; by default there are none."""
+
+    def restart(self, timeout: float) -> None:
+        """Stop the server and start a fresh one, with the same callbacks (only when :attr:`can_restart`)."""
+        raise TransportClosed("this transport cannot restart its server")
+
+    def last_words(self) -> tuple[Optional[int], str]:
+        """The server's exit status once it ended (else None) and its last lines of stderr, cleaned
+        and bounded ("" when none): the client quotes both when the server ends the connection.
+        The default knows neither."""
+        return None, ""

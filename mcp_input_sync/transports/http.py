@@ -9,14 +9,19 @@ by default). Every outgoing message is one POST with both Accept types. A
 POST's answer is either 202 (nothing), one JSON message, or an SSE stream
 read on a named thread (``mcp-input-sync-sse-<n>``); every message read is
 handed to the client together with the id of the request whose POST stream
-carried it, so server requests are tied to that call. The transport keeps
-the session (``Mcp-Session-Id``) and the negotiated version header, opens
-the legacy GET stream for messages tied to no call, re-initialises a session
-the server forgot (404) once, resumes a 2025-11-25 stream after a graceful
-close (GET with ``Last-Event-ID`` after ``retry:``), and sends the modern
-headers (``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``,
-``Mcp-Param-*``). ``requests`` errors are mapped at one place, ``_post``, to
-:class:`TransportClosed` (or :class:`TransportAuthError` for 401 and 403).
+carried it, so server requests are tied to that call. Messages are thus
+delivered from several threads at once (each POST's, each SSE stream's and
+the GET stream's), in order within one stream. The transport keeps the
+session (``Mcp-Session-Id``) and the version the handshake told it
+(:meth:`HttpTransport.set_protocol`), opens the legacy GET stream for
+messages tied to no call, re-initialises a session the server forgot (404)
+once, resumes a 2025-11-25 stream after a graceful close (GET with
+``Last-Event-ID`` after ``retry:``), and sends the modern headers
+(``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``, ``Mcp-Param-*``).
+Every header comes from the :class:`Outgoing` the client sends with the
+message: the transport never decodes what it sends. ``requests`` errors are
+mapped at one place, ``_post``, to :class:`TransportClosed` (or
+:class:`TransportAuthError` for 401 and 403).
 Every request (POST, GET, DELETE) goes through ``_request``, which follows a
 redirect only when it is a 307 or 308 within the server's origin, so the
 caller's headers and a request's body never reach another origin
@@ -31,19 +36,29 @@ import base64
 import itertools
 import json
 import logging
-import socket
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Optional, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Optional, Protocol, runtime_checkable
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from .. import reflect
-from .._protocol.headers import argument_at
-from .._protocol.jsonrpc import decode
+from .._protocol.eras import MODERN
+from .._protocol.jsonrpc import RequestId, decode
 from .._protocol.limits import DEFAULT_LIMITS, LimitExceeded
 from .._protocol.oauth import OAuthRefused
 from .._protocol.sse import SSEDecoder, SSEEventTooLarge, SSELimitError
 from .._runtime import RealBudget, start_thread
-from .base import OnClose, OnMessage, TransportClosed
+from .base import (
+    ANSWER,
+    HttpStatusError,
+    OnClose,
+    OnLost,
+    OnMessage,
+    Outgoing,
+    Setup,
+    Transport,
+    TransportAuthError,
+    TransportClosed,
+)
 
 if TYPE_CHECKING:
     import requests
@@ -53,13 +68,13 @@ log = logging.getLogger("mcp_input_sync")
 ACCEPT = "application/json, text/event-stream"
 SESSION_HEADER = "Mcp-Session-Id"
 VERSION_HEADER = "MCP-Protocol-Version"
-MODERN_VERSION = "2026-07-28"
-META_VERSION = "io.modelcontextprotocol/protocolVersion"
 SENTINEL_PREFIX = "=?base64?"
+#: Requests posted on the caller's thread even with ``request_threads``: the handshake's.
+_HANDSHAKE = ("initialize", "server/discover")
+#: What the transport says of its own ``notifications/initialized`` after a re-initialisation.
+_INITIALIZED = Outgoing("notifications/initialized")
 
 Auth = Callable[["requests.PreparedRequest"], "requests.PreparedRequest"]
-#: Called with a request id whose response will never come (its stream broke).
-OnLost = Callable[[Any, BaseException], None]
 
 
 #: The most times one request is sent again after a 401 or 403 that an OAuth provider answered.
@@ -78,24 +93,7 @@ class RedirectRefused(TransportClosed):
     check = "redirect"
 
 
-class HttpStatusError(TransportClosed):
-    """The server answered a request with an HTTP status and no JSON-RPC answer; ``status`` says which."""
-
-    def __init__(self, status: int, url: str) -> None:
-        super().__init__(f"{url} answered HTTP {status} without a JSON-RPC answer")
-        self.status = status
-
-
-class TransportAuthError(TransportClosed):
-    """The server answered 401 or 403; ``status`` and ``headers`` say more, ``check`` names the step that failed."""
-
-    def __init__(self, status: int, headers: Mapping[str, str], message: Optional[str] = None, check: Optional[str] = None) -> None:
-        super().__init__(message or f"HTTP {status}: not authorised")
-        self.status = status
-        self.headers = dict(headers)
-        self.check = check
-
-
+@runtime_checkable
 class BearerProvider(Protocol):
     """What the transport needs of an OAuth provider (``mcp_input_sync.oauth.OAuth`` is one).
 
@@ -112,7 +110,7 @@ class BearerProvider(Protocol):
 
 def is_bearer_provider(auth: object) -> bool:
     """Whether ``auth`` is an OAuth provider (else it is a ``requests`` auth)."""
-    return callable(getattr(auth, "authorization", None)) and callable(getattr(auth, "challenged", None))
+    return isinstance(auth, BearerProvider)
 
 
 def header_value(value: str) -> str:
@@ -148,7 +146,9 @@ class _Stream:
     def abort(self) -> None:
         """Close the stream now, waking a reader blocked in a read."""
         self.closed = True
-        _shutdown_socket(self.response)
+        from ._abortable import shut_response
+
+        shut_response(self.response)
         try:
             self.response.close()
         except Exception:  # noqa: BLE001 - closing a broken response may raise anything
@@ -174,27 +174,22 @@ def _chunks(response: "requests.Response") -> Iterator[bytes]:
         yield chunk
 
 
-def _shutdown_socket(response: "requests.Response") -> None:
-    raw = getattr(response, "raw", None)
-    connection = getattr(raw, "_connection", None) or getattr(raw, "connection", None)
-    sock = getattr(connection, "sock", None)
-    if sock is None:
-        fp = getattr(raw, "_fp", None)
-        sock = getattr(getattr(getattr(fp, "fp", None), "raw", None), "_sock", None)
-    if sock is not None:
-        try:
-            sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
+class HttpTransport(Transport):
+    """Streamable HTTP to one MCP endpoint.
 
-
-class HttpTransport:
-    """Streamable HTTP to one MCP endpoint."""
+    With ``request_threads`` (the default, and what the client uses) each
+    request but the handshake's is posted on a thread of its own, and a
+    failure there reaches the ``on_lost`` of :meth:`configure`; without it
+    every message is posted on the caller's thread and a failure is raised
+    from :meth:`send`.
+    """
 
     #: Server requests are tied to the call whose POST stream carried them.
     ties_by_stream = True
     #: Each answer is a POST: the client's handler pool starts a worker per request at once.
     slow_answers = True
+    #: ``Outgoing.header_args`` go as ``Mcp-Param-<name>`` headers on a 2026-07-28 request.
+    mirrors_tool_headers = True
 
     def __init__(
         self,
@@ -206,6 +201,7 @@ class HttpTransport:
         connect_timeout: float = 10.0,
         read_timeout: float = 300.0,
         session: Optional["requests.Session"] = None,
+        request_threads: bool = True,
     ) -> None:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -233,10 +229,15 @@ class HttpTransport:
         self._timeouts = (connect_timeout, read_timeout)
         self._on_message: Optional[OnMessage] = None
         self._on_close: Optional[OnClose] = None
-        #: Set by the client: called for a request whose response can no longer come.
-        self.on_lost: Optional[OnLost] = None
+        #: Post each request but the handshake's on a thread of its own (see :meth:`send`).
+        self.request_threads = request_threads
+        #: Told by :meth:`configure`: called for a request whose response can no longer come.
+        self._on_lost: Optional[OnLost] = None
         self.session_id: Optional[str] = None
+        #: The version the handshake told (:meth:`set_protocol`), sent as ``MCP-Protocol-Version``.
         self.protocol_version: Optional[str] = None
+        #: True once the handshake decided the 2026-07-28 era.
+        self._modern = False
         self._streams: dict[int, _Stream] = {}
         #: Threads posting a request (see :meth:`send`), with their abort handles.
         self._posts: dict[int, tuple[threading.Thread, Any]] = {}
@@ -244,20 +245,19 @@ class HttpTransport:
         self._lock = threading.Lock()
         self._closing = False
         self._closed_event = threading.Event()
-        self._initialize: Optional[bytes] = None
+        #: The handshake's ``initialize``, sent again when the server forgets the session.
+        self._initialize: Optional[tuple[bytes, Outgoing]] = None
         self._initialized_sent = False
         self._get_stream: Optional[_Stream] = None
-        self._reinit_ids = itertools.count(1)
-        #: Modern: per tool, argument path -> header name (from ``x-mcp-header``).
-        self.tool_headers: dict[str, dict[tuple[str, ...], str]] = {}
         #: Largest JSON body or SSE event data, and longest SSE line, in bytes.
         self.max_message = DEFAULT_LIMITS["message_bytes"]
         self.max_sse_line = DEFAULT_LIMITS["sse_line_bytes"]
 
-    def set_limits(self, limits: Mapping[str, int]) -> None:
-        """Take the client's ``limits`` option."""
-        self.max_message = limits["message_bytes"]
-        self.max_sse_line = limits["sse_line_bytes"]
+    def configure(self, setup: Setup) -> None:
+        """Take the client's ``limits`` (``message_bytes``, ``sse_line_bytes``) and its ``on_lost``."""
+        self.max_message = setup.limits["message_bytes"]
+        self.max_sse_line = setup.limits["sse_line_bytes"]
+        self._on_lost = setup.on_lost
 
     # ------------------------------------------------------------------ contract
 
@@ -265,40 +265,43 @@ class HttpTransport:
         self._on_message = on_message
         self._on_close = on_close
 
-    def send(self, data: bytes) -> None:
-        """POST one message.
+    def send(self, data: bytes, info: Outgoing = ANSWER) -> None:
+        """POST one message; its headers come from ``info``.
 
         The handshake (``initialize``, ``server/discover``), notifications and
-        answers are posted on the caller's thread. Any other request is posted
-        on a named thread (``mcp-input-sync-http-<n>``), so a server that sends
-        its status line or body one byte at a time cannot hold the caller past
-        the call's own timeout; what goes wrong there reaches the client
-        through ``on_lost``.
+        answers are posted on the caller's thread. With ``request_threads``
+        any other request is posted on a named thread
+        (``mcp-input-sync-http-<n>``), so a server that sends its status line
+        or body one byte at a time cannot hold the caller past the call's own
+        timeout; what goes wrong there reaches the client through ``on_lost``.
         """
         if self._closing:
             raise TransportClosed("HTTP transport is closed")
-        message = json.loads(data)
-        method = message.get("method") if isinstance(message, dict) else None
-        if method is not None and "id" in message and method not in ("initialize", "server/discover") and self.on_lost is not None:
-            self._post_later(data, message)
+        if self.request_threads and info.request_id is not None and info.method not in _HANDSHAKE:
+            self._post_later(data, info)
             return
-        self._exchange(data, message, method)
+        self._exchange(data, info)
 
-    def _post_later(self, data: bytes, message: Any) -> None:
+    def _lost(self, request_id: Any, error: BaseException) -> None:
+        lost = self._on_lost
+        if lost is not None:
+            lost(request_id, error)
+        else:  # a transport used without a client
+            log.debug("mcp_input_sync: the response to %r will not come: %s", request_id, error)
+
+    def _post_later(self, data: bytes, info: Outgoing) -> None:
         from ._abortable import Abort, abortable
 
         key = next(self._stream_ids)
-        request_id = message["id"]
         handle = Abort()
 
         def run() -> None:
             try:
                 with abortable(handle):
-                    self._exchange(data, message, message.get("method"))
+                    self._exchange(data, info)
             except Exception as exc:  # noqa: BLE001 - every failure ends this request alone
-                lost = self.on_lost
-                if lost is not None and not self._closing:
-                    lost(request_id, exc)
+                if not self._closing:
+                    self._lost(info.request_id, exc)
             finally:
                 with self._lock:
                     self._posts.pop(key, None)
@@ -308,29 +311,31 @@ class HttpTransport:
                 raise TransportClosed("HTTP transport is closed")
             self._posts[key] = (start_thread("http", run), handle)
 
-    def _exchange(self, data: bytes, message: Any, method: Optional[str]) -> None:
+    def _exchange(self, data: bytes, info: Outgoing) -> None:
+        method = info.method
         if method == "initialize":
-            self._initialize = data
+            self._initialize = (data, info)
             self.session_id = None
-        response = self._post(data, message)
+        response = self._post(data, info)
         if response.status_code == 404 and self.session_id is not None and method != "initialize":
             # the server forgot the session: start a new one at once and re-send once
             self._reinitialise()
-            response = self._post(data, message)
+            response = self._post(data, info)
             if response.status_code == 404:
                 raise TransportClosed("the server lost the session again after it was re-initialised")
-        self._handle(response, message)
+        self._handle(response, info)
         if method == "notifications/initialized":
             self._initialized_sent = True
             self._open_get_stream()
 
     def set_protocol(self, era: str, version: str) -> None:
-        """The client's era decision: the version header to send, and whether streams are modern."""
+        """The handshake's decision: the version header to send, and whether streams are modern."""
         self.protocol_version = version
+        self._modern = era == MODERN
 
-    def cancel_request(self, request_id: Any) -> bool:
+    def cancel_request(self, request_id: RequestId) -> bool:
         """Modern HTTP: cancel a request by closing its response stream. False when not applicable."""
-        if self.protocol_version != MODERN_VERSION:
+        if not self._modern:
             return False
         with self._lock:
             streams = [s for s in self._streams.values() if s.request_id == request_id]
@@ -383,35 +388,19 @@ class HttpTransport:
             headers[VERSION_HEADER] = self.protocol_version
         return headers
 
-    def _headers_for(self, message: Any) -> dict[str, str]:
+    def _headers_for(self, info: Outgoing) -> dict[str, str]:
         headers = self._base_headers()
         headers["Accept"] = ACCEPT
         headers["Content-Type"] = "application/json"
-        if not isinstance(message, dict):
-            return headers
-        raw_params = message.get("params")
-        params: dict[str, Any] = raw_params if isinstance(raw_params, dict) else {}
-        raw_meta = params.get("_meta")
-        meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
-        version = meta.get(META_VERSION)
-        if isinstance(version, str):  # modern: the header repeats the body's version
-            headers[VERSION_HEADER] = version
+        if info.version is not None:  # modern: the header repeats the body's version
+            headers[VERSION_HEADER] = info.version
             headers.pop(SESSION_HEADER, None)  # a 2026-07-28 request beside a handshake session belongs to none
-            method = message.get("method")
-            if isinstance(method, str):
-                headers["Mcp-Method"] = method
-                name = params.get("name") if method in ("tools/call", "prompts/get") else params.get("uri") if method == "resources/read" else params.get("taskId") if method.startswith("tasks/") else None
-                if isinstance(name, str):
-                    headers["Mcp-Name"] = header_value(name)
-                if method == "tools/call" and isinstance(params.get("name"), str):
-                    raw_arguments = params.get("arguments")
-                    arguments: dict[str, Any] = raw_arguments if isinstance(raw_arguments, dict) else {}
-                    for path, header in self.tool_headers.get(params["name"], {}).items():
-                        value = argument_at(arguments, path)
-                        if value is None:
-                            continue
-                        text = ("true" if value else "false") if isinstance(value, bool) else str(value)
-                        headers[f"Mcp-Param-{header}"] = header_value(text)
+            if info.method is not None:
+                headers["Mcp-Method"] = info.method
+                if info.name is not None:
+                    headers["Mcp-Name"] = header_value(info.name)
+                for header, text in info.header_args:
+                    headers[f"Mcp-Param-{header}"] = header_value(text)
         return headers
 
     def _request(self, verb: str, headers: Mapping[str, str], data: Optional[bytes], timeouts: tuple[float, float]) -> "requests.Response":
@@ -465,12 +454,12 @@ class HttpTransport:
         own = urlsplit(self.url)
         return urlunsplit((own.scheme, own.netloc, parts.path or "/", parts.query, ""))
 
-    def _post(self, data: bytes, message: Any) -> "requests.Response":
+    def _post(self, data: bytes, info: Outgoing) -> "requests.Response":
         """The one place ``requests`` errors become transport errors."""
         import requests
 
         for attempt in range(MAX_AUTH_ATTEMPTS + 1):
-            headers = self._headers_for(message)
+            headers = self._headers_for(info)
             try:
                 response = self._request("POST", headers, data, self._timeouts)
             except requests.RequestException as exc:
@@ -495,12 +484,12 @@ class HttpTransport:
             response.close()
             raise HttpStatusError(response.status_code, self.shown_url)
         session = response.headers.get(SESSION_HEADER)
-        if session is not None and isinstance(message, dict) and message.get("method") == "initialize":
+        if session is not None and info.method == "initialize":
             self.session_id = session
         return response
 
-    def _handle(self, response: "requests.Response", message: Any) -> None:
-        request_id = message.get("id") if isinstance(message, dict) and "method" in message else None
+    def _handle(self, response: "requests.Response", info: Outgoing) -> None:
+        request_id = info.request_id
         kind = response.headers.get("Content-Type", "").split(";")[0].strip().lower()
         if response.status_code == 202 or request_id is None:
             response.close()
@@ -518,9 +507,7 @@ class HttpTransport:
         try:
             body = self._read_body(response)
         except LimitExceeded as exc:
-            lost = self.on_lost
-            if lost is not None:
-                lost(request_id, exc)
+            self._lost(request_id, exc)
             return
         except Exception as exc:  # noqa: BLE001 - requests raises several kinds here
             from ._abortable import why_unreachable
@@ -537,7 +524,6 @@ class HttpTransport:
             except ValueError:  # bad JSON, bad UTF-8, or nested too deeply to decode
                 answer = None
             if isinstance(answer, dict) and ("result" in answer or "error" in answer):
-                self._note_answer(answer, message)
                 self._deliver(body, request_id)
                 delivered = True
         if not delivered:
@@ -562,15 +548,6 @@ class HttpTransport:
                 raise LimitExceeded("message_bytes", f"an HTTP body is over limits['message_bytes']={limit}")
             parts.append(chunk)
         return b"".join(parts)
-
-    def _note_answer(self, answer: Mapping[str, Any], message: Any) -> None:
-        """Learn the negotiated version from the initialize result."""
-        if isinstance(message, dict) and message.get("method") == "initialize":
-            result = answer.get("result")
-            if isinstance(result, dict) and isinstance(result.get("protocolVersion"), str):
-                self.protocol_version = result["protocolVersion"]
-        elif isinstance(message, dict) and message.get("method") == "server/discover" and "result" in answer:
-            self.protocol_version = MODERN_VERSION
 
     def _deliver(self, data: bytes, related: Any) -> None:
         callback = self._on_message
@@ -633,15 +610,13 @@ class HttpTransport:
             return  # the GET stream ended; untied messages simply stop
         # The stream ended before the response: resume (2025-11-25) or give the request up.
         last_id = decoder.last_event_id
-        if last_id and resumed < 3 and not isinstance(error, LimitExceeded) and self.protocol_version != MODERN_VERSION:
+        if last_id and resumed < 3 and not isinstance(error, LimitExceeded) and not self._modern:
             pause = (decoder.retry if decoder.retry is not None else 1000) / 1000.0
             if self._closed_event.wait(min(pause, 10.0)):
                 return  # close() while waiting to reconnect
             if self._resume(stream.request_id, last_id, resumed + 1):
                 return
-        lost = self.on_lost
-        if lost is not None:
-            lost(stream.request_id, error or TransportClosed("the response stream ended before the response"))
+        self._lost(stream.request_id, error or TransportClosed("the response stream ended before the response"))
 
     def _resume(self, request_id: Any, last_event_id: str, attempt: int) -> bool:
         import requests
@@ -664,7 +639,7 @@ class HttpTransport:
         """Legacy: the GET stream for server messages tied to no call (405 is fine)."""
         import requests
 
-        if self.protocol_version == MODERN_VERSION or self._closing:
+        if self._modern or self._closing:
             return
         headers = self._base_headers()
         headers["Accept"] = "text/event-stream"
@@ -683,24 +658,16 @@ class HttpTransport:
         self._read_stream(response, None)
 
     def _reinitialise(self) -> None:
-        """A 404 on a request carrying the session id: initialize again without it."""
+        """A 404 on a request carrying the session id: send the handshake's ``initialize`` again, without it."""
         init = self._initialize
         if init is None:
             raise TransportClosed("the server lost the session")
-        message = json.loads(init)
-        message["id"] = f"reinit-{next(self._reinit_ids)}"
         self.session_id = None
-        data = json.dumps(message).encode()
-        response = self._post(data, message)
-        try:
-            body = response.content if response.headers.get("Content-Type", "").startswith("application/json") else b""
-        finally:
-            response.close()
+        response = self._post(*init)
+        response.close()
         if response.status_code != 200:
             raise TransportClosed(f"re-initialising the session failed: HTTP {response.status_code}")
-        if body:
-            self._note_answer(json.loads(body), message)
         note = json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode()
-        self._post(note, {"method": "notifications/initialized"}).close()
+        self._post(note, _INITIALIZED).close()
         log.warning("mcp_input_sync: HTTP session of %s was lost; a new one was started", self.origin)
         self._open_get_stream()

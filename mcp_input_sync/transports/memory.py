@@ -15,13 +15,17 @@ from typing import Any, Optional, Union
 
 from .._protocol import jsonrpc
 from .._runtime import RealBudget, start_thread
-from .base import OnClose, OnMessage, TransportClosed
+from .base import ANSWER, OnClose, OnMessage, Outgoing, Transport, TransportClosed
 
 _EOF = None
 
 
-class MemoryTransport:
-    """The client's side of an in-memory pair."""
+class MemoryTransport(Transport):
+    """The client's side of an in-memory pair.
+
+    It keeps every default of the contract: one reader thread delivers in
+    order, ``info`` is not needed.
+    """
 
     default_server_id = "memory"
 
@@ -30,8 +34,6 @@ class MemoryTransport:
         self.peer: Optional[MemoryPeer] = None
         self._closed = False
         self._thread: Optional[threading.Thread] = None
-        #: Every message the client sent, decoded (for tests).
-        self.sent: list[Any] = []
 
     def start(self, on_message: OnMessage, on_close: OnClose) -> None:
         def read() -> None:
@@ -45,7 +47,7 @@ class MemoryTransport:
 
         self._thread = start_thread("reader", read)
 
-    def send(self, data: bytes) -> None:
+    def send(self, data: bytes, info: Outgoing = ANSWER) -> None:
         peer = self.peer
         if self._closed or peer is None or peer.closed:
             raise TransportClosed("memory transport is closed")

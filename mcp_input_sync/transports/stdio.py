@@ -17,6 +17,7 @@ which a frozen clock would stall).
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import re
@@ -30,7 +31,7 @@ from typing import IO, Callable, Mapping, Optional, Sequence
 from .. import reflect
 from .._protocol.limits import DEFAULT_LIMITS, SALVAGE_BYTES
 from .._runtime import RealBudget, start_thread
-from .base import OnClose, OnMessage, Oversized, TransportClosed
+from .base import ANSWER, OnClose, OnMessage, Outgoing, Oversized, Setup, Transport, TransportClosed
 
 log = logging.getLogger("mcp_input_sync")
 
@@ -139,12 +140,18 @@ def _after_options(words: list[str]) -> list[str]:
     return words[i:]
 
 
-class StdioTransport:
+class StdioTransport(Transport):
     """Runs ``command`` (an argv list) and talks to it over its stdin and stdout.
 
     The server's environment is :func:`server_environment` of ``env`` and
     ``inherit_env``; ``cwd`` is its working folder (default: this process's).
+    One reader thread delivers every message, in order; ``info`` is not
+    needed. Answers can be held back (:meth:`send_later`) and the server
+    restarted (:meth:`restart`).
     """
+
+    holds_answers = True
+    can_restart = True
 
     def __init__(
         self,
@@ -161,6 +168,7 @@ class StdioTransport:
         self.inherit_env = bool(inherit_env)
         self.cwd = cwd
         self.default_server_id = reflect.text(server_name(self.command), 100) or "server"
+        self._era_key: Optional[str] = None
         self.process: Optional["subprocess.Popen[bytes]"] = None
         self._stdin: Optional[IO[bytes]] = None
         self._write_lock = threading.Lock()
@@ -180,6 +188,21 @@ class StdioTransport:
         self._tail: deque[str] = deque()
         self._tail_chars = 0
         self._tail_lock = threading.Lock()
+
+    @property
+    def era_key(self) -> Optional[str]:
+        """What the era learnt is remembered by: the argv, cwd and env, hashed (docs/reference.md#era-detection).
+
+        Hashed when first read (only a ``protocol`` preference reads it), unless set.
+        """
+        if self._era_key is None:
+            blob = repr((self.command, self.cwd, sorted((self.env or {}).items())))
+            self._era_key = "stdio:" + hashlib.sha256(blob.encode("utf-8", "replace")).hexdigest()
+        return self._era_key
+
+    @era_key.setter
+    def era_key(self, key: Optional[str]) -> None:
+        self._era_key = key
 
     @property
     def stderr_tail(self) -> str:
@@ -225,13 +248,14 @@ class StdioTransport:
             while len(tail) > STDERR_TAIL_LINES or self._tail_chars - 1 > STDERR_TAIL_CHARS:
                 self._tail_chars -= len(tail.popleft()) + 1
 
-    def set_server_id(self, server_id: str) -> None:
-        """Name the logger that receives the server's stderr."""
-        self._stderr_log = logging.getLogger(f"mcp_input_sync.server.{server_id}")
+    def configure(self, setup: Setup) -> None:
+        """Name the logger of the server's stderr after ``server_id``; ``limits["message_bytes"]`` bounds one line."""
+        self._stderr_log = logging.getLogger(f"mcp_input_sync.server.{setup.server_id}")
+        self.max_message = setup.limits["message_bytes"]
 
-    def set_limits(self, limits: Mapping[str, int]) -> None:
-        """Take the client's ``limits`` option (``message_bytes`` bounds one line)."""
-        self.max_message = limits["message_bytes"]
+    def last_words(self) -> tuple[Optional[int], str]:
+        """:attr:`exit_status` and :attr:`stderr_tail`."""
+        return self.exit_status, self.stderr_tail
 
     def restart(self, timeout: float) -> None:
         """Stop the server process (bounded by ``timeout``) and start a fresh one.
@@ -365,9 +389,9 @@ class StdioTransport:
     def flush(self) -> None:
         """Write what :meth:`send_later` held back, if anything."""
         if self._pending:
-            self.send(b"")
+            self.send(b"", ANSWER)
 
-    def send(self, data: bytes) -> None:
+    def send(self, data: bytes, info: Outgoing = ANSWER) -> None:
         """Write one line to the server's stdin, within ``write_timeout`` real seconds.
 
         Anything held back by :meth:`send_later` goes first, in the same

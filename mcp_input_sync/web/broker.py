@@ -30,8 +30,8 @@ This module holds the in-memory store; the data types are in
 :mod:`~mcp_input_sync.web.pending`, the handlers in
 :mod:`~mcp_input_sync.web.handlers` and the deferred-call driver (with the
 :class:`~mcp_input_sync.web.deferred.Store` interface every store
-implements) in :mod:`~mcp_input_sync.web.deferred`. Their public names are
-importable from here as well.
+implements) in :mod:`~mcp_input_sync.web.deferred`. Import the public names
+from :mod:`mcp_input_sync.web`.
 """
 
 from __future__ import annotations
@@ -43,34 +43,11 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional
 
 from .deferred import DeferredCallMethods, DeferredCalls
-from .handlers import POLL as POLL
-from .handlers import SAMPLING_REJECTED as SAMPLING_REJECTED
-from .handlers import WebElicitationHandler, WebHandler
-from .pending import NON_FIELD as NON_FIELD
-from .pending import (
-    ELICITATION_ACTIONS,
-    SAMPLING_ACTIONS,
-    CallState,
-    InputNotFound,
-    ParkedInput,
-    PendingInput,
-    field_errors,
-    same_user,
-)
+from .pending import InputNotFound, ParkedInput, PendingInput, same_user
 
 log = logging.getLogger("mcp_input_sync.web")
 
-__all__ = [
-    "CallState",
-    "ELICITATION_ACTIONS",
-    "SAMPLING_ACTIONS",
-    "InputNotFound",
-    "PendingInput",
-    "PendingInputBroker",
-    "WebElicitationHandler",
-    "WebHandler",
-    "field_errors",
-]
+__all__ = ["PendingInputBroker"]
 
 JsonDict = dict[str, Any]
 

@@ -15,6 +15,7 @@ import secrets
 import time
 from typing import Any, Callable, Optional, Sequence
 
+from .._protocol.jsonrpc import USER_REJECTED
 from ..errors import InputRefused
 from ..handler import InputContext, InputHandler
 from .deferred import Store
@@ -26,8 +27,8 @@ __all__ = ["POLL", "SAMPLING_REJECTED", "WebElicitationHandler", "WebHandler"]
 
 JsonDict = dict[str, Any]
 
-#: The JSON-RPC code of a refused sampling request (the spec's "user rejected").
-SAMPLING_REJECTED = -1
+#: The JSON-RPC code of a refused sampling request (the spec's "user rejected"; the ``rejection_code`` default).
+SAMPLING_REJECTED = USER_REJECTED
 #: How often a parked callback looks at its cancellation token, in seconds.
 POLL = 0.05
 

@@ -1,0 +1,156 @@
+"""One client's parts, built in dependency order (docs/architecture.md#the-client).
+
+Each step builds only from what the steps before it returned, and every part
+gets what it needs when it is built; no part sets another's fields.
+
+1. :func:`build_core` (``Client.__init__``, starts nothing): the stats, the
+   era, the call table, the notification pump and router, the session.
+2. :func:`start_runtime` (``open``): the watchdog, the handler pool and the
+   pump's thread, the input desk, and the legacy engine, which hears the
+   server until the handshake decides.
+3. :func:`connect` (``open``, the transport running): the handshake returns
+   what it negotiated before anything more is sent; then the engine of that
+   era is built (or, legacy, started, with a 2026-07-28 engine beside it over
+   HTTP) and hears the server.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any, Callable
+
+from ._calls import CallTable
+from ._engines.base import EraEngine
+from ._engines.legacy import Beside, LegacyEngine
+from ._engines.modern import ModernEngine
+from ._era import ClientEra, EraCache
+from ._handshake import Handshake, Negotiated
+from ._input import InputDesk
+from ._notifications import NotificationRouter
+from ._port import Port
+from ._protocol import eras
+from ._protocol.record import Record
+from ._runtime import RealBudget
+from ._runtime.notify import NotificationPump
+from ._runtime.watchdog import Watchdog
+from ._runtime.workers import HandlerPool
+from ._session import Session
+from ._stats import Stats
+from .errors import ClientError
+from .options import Options
+
+
+class Core(Record):
+    """The parts a client has from its construction on (no thread runs yet)."""
+
+    __slots__ = ("stats", "era", "pump", "router", "session")
+
+    def __init__(self, stats: Stats, era: ClientEra, pump: NotificationPump, router: NotificationRouter, session: Session) -> None:
+        self.stats = stats
+        self.era = era
+        self.pump = pump
+        self.router = router
+        self.session = session
+
+
+class Runtime(Record):
+    """The parts an opening client adds: threads, the input desk and the legacy engine."""
+
+    __slots__ = ("watchdog", "pool", "desk", "legacy")
+
+    def __init__(self, watchdog: Watchdog, pool: HandlerPool, desk: InputDesk, legacy: LegacyEngine) -> None:
+        self.watchdog = watchdog
+        self.pool = pool
+        self.desk = desk
+        self.legacy = legacy
+
+
+def build_core(
+    port: Port, opts: Options, name: str, server_id: str, is_live: Callable[[], bool], on_broken: Callable[[], Any]
+) -> Core:
+    """Step 1: the router before the session, which hands it every notification."""
+    stats, era, calls, pump = Stats(), ClientEra(), CallTable(), NotificationPump()
+    router = NotificationRouter(
+        handler=opts.handler, calls=calls, stats=stats, client_name=name, server_id=server_id,
+        era=era, pump=pump, log_rate_limit=opts.log_rate_limit, log_level=opts.log_level,
+    )
+    session = Session(
+        port, stats=stats, server_id=server_id, default_assigns=opts.assigns, depth_limit=opts.limits["json_depth"],
+        route=router.route, is_live=is_live, on_broken=on_broken, calls=calls, drain=pump.drain,
+    )
+    port.configure(server_id, opts.limits, session.on_lost)
+    return Core(stats, era, pump, router, session)
+
+
+def start_runtime(core: Core, port: Port, opts: Options, name: str, server_id: str) -> Runtime:
+    """Step 2: the threads, the desk, and the legacy engine hearing the server."""
+    watchdog = Watchdog()
+    watchdog.start()
+    try:
+        # answers that cost a round trip each (HTTP POSTs) are better written by many workers at once;
+        # otherwise every queued job is an open request, so the deadline sweep wakes the watchdog
+        # within 0.1 s to look at the nudge: no wake-up per burst (each would be a thread switch)
+        nudge = None if port.slow_answers else partial(watchdog.watch_fast, wake=False)
+        pool = HandlerPool(opts.max_server_requests, nudge=nudge)
+        core.pump.start()
+        desk = InputDesk(
+            handler=opts.handler, options=opts, stats=core.stats, client_name=name, server_id=server_id,
+            watchdog=watchdog, era=core.era,
+        )
+        legacy = LegacyEngine(
+            session=core.session, desk=desk, port=port, options=opts, router=core.router, pool=pool, watchdog=watchdog
+        )
+    except BaseException:
+        watchdog.stop(RealBudget(1.0))
+        raise
+    core.session.serve(legacy)
+    return Runtime(watchdog, pool, desk, legacy)
+
+
+def connect(
+    core: Core, runtime: Runtime, port: Port, opts: Options, name: str, server_id: str, era_cache: EraCache
+) -> tuple[EraEngine, Negotiated]:
+    """Step 3: negotiate (docs/reference.md#era-detection), then start the era's engine.
+
+    Returns the engine and what was negotiated, with the server's facts.
+    A remembered era whose engine fails to start is forgotten and probed afresh.
+    """
+    handshake = Handshake(
+        session=core.session, port=port, configure=runtime.desk.configure, options=opts, handler=opts.handler,
+        client_name=name, server_id=server_id, log_level=core.router.log_level, era_cache=era_cache,
+    )
+    negotiated = handshake.negotiate()
+    try:
+        engine, negotiated = _start_engine(negotiated, handshake, core, runtime, port, opts, era_cache)
+    except ClientError as exc:
+        if not handshake.from_cache or exc.kind in ("transport", "auth", "closed"):
+            raise
+        engine, negotiated = _start_engine(handshake.reprobe(), handshake, core, runtime, port, opts, era_cache)
+    handshake.remember(negotiated.era, engine.version or negotiated.version)
+    return engine, negotiated
+
+
+def _start_engine(
+    negotiated: Negotiated, handshake: Handshake, core: Core, runtime: Runtime, port: Port, opts: Options, era_cache: EraCache
+) -> tuple[EraEngine, Negotiated]:
+    """The engine of the negotiated era hears the server, then starts; returns it and the server's facts."""
+    session, desk, router = core.session, runtime.desk, core.router
+    if negotiated.era == eras.MODERN:
+        stamp = handshake.stamp.at_version(negotiated.version)
+        modern = ModernEngine(session=session, desk=desk, port=port, options=opts, router=router, stamp=stamp)
+        session.serve(modern)  # first: from here on no server request is answered
+        core.era.decide(eras.MODERN)
+        discover = negotiated.discover
+        if discover is not None:
+            negotiated = negotiated.with_discover(discover)
+        asked = modern.started(negotiated.version, negotiated.server_capabilities if discover is not None else None)
+        return modern, negotiated if asked is None else negotiated.with_discover(asked)
+    legacy = runtime.legacy
+    core.era.decide(eras.LEGACY)
+    session.serve(legacy)  # as before the decision (a re-probe may follow a modern guess)
+    beside = None
+    if handshake.mixes_eras:  # HTTP: 2026-07-28 calls beside the session
+        engine = ModernEngine(session=session, desk=desk, port=port, options=opts, router=router, stamp=handshake.stamp)
+        beside = Beside(engine, port.era_key() or "", era_cache)
+    legacy.started(negotiated.version, negotiated.server_capabilities, beside)
+    return legacy, negotiated

@@ -272,3 +272,13 @@ def test_fastmcp_2026_raises_a_clear_era_error_for_ctx_elicit(fastmcp_url: str) 
         error = info.value
         assert (error.kind, error.check) == ("protocol", "era") and error.data["result"]["isError"] is True
         assert "--protocol legacy" in error.message
+
+
+def test_a_stdio_command_line_is_remembered_under_a_hash_that_keeps_no_env_value() -> None:
+    from mcp_input_sync.transports.stdio import StdioTransport
+
+    key = StdioTransport(["server", "--flag"], env={"API_KEY": "s3cret-value"}).era_key
+    assert key is not None and key.startswith("stdio:") and "s3cret" not in key
+    assert StdioTransport(["server", "--flag"], env={"API_KEY": "s3cret-value"}).era_key == key
+    assert StdioTransport(["server", "--flag"], env={"API_KEY": "another"}).era_key != key
+    assert StdioTransport(["server"], env={"API_KEY": "s3cret-value"}).era_key != key

@@ -1,31 +1,22 @@
 """The runtime's pieces alone, without a client: the deadline sweep, the bounded parallel runner, the
-watchdog's fast checks; and the legacy engine answering one server request through a fake desk."""
+watchdog's fast checks. (The legacy engine's unit tests are in tests/test_engines.py, which shares
+:class:`Watch`.)"""
 
 from __future__ import annotations
 
 import logging
 import threading
 from functools import partial
-from types import SimpleNamespace
-from typing import Any, Callable, Optional, cast
+from typing import Callable, Optional
 
 import pytest
 from freezegun import freeze_time
 
 from mcp_input_sync import _clock
-from mcp_input_sync._calls import CallTable
-from mcp_input_sync._engines.legacy import LegacyEngine
-from mcp_input_sync._input import InputDesk
-from mcp_input_sync._protocol import jsonrpc
-from mcp_input_sync._protocol.checks import Prepared, Refusal
 from mcp_input_sync._runtime import RealBudget
 from mcp_input_sync._runtime.deadlines import DeadlineSweep
 from mcp_input_sync._runtime.fanout import NotRun, run_bounded
 from mcp_input_sync._runtime.watchdog import Watchdog
-from mcp_input_sync._session import Session
-from mcp_input_sync._stats import Stats
-from mcp_input_sync.handler import CancelToken
-from mcp_input_sync.options import Options
 
 WAIT = 10.0
 
@@ -261,135 +252,3 @@ def test_a_fast_check_wakes_an_idle_watchdog_and_still_runs_after_the_watcher_th
         assert stopped.wait(WAIT) and ran.wait(WAIT)
     finally:
         dog.stop(RealBudget(WAIT))
-
-
-# ---------------------------------------------------------------------------- the legacy engine and the desk
-
-
-class FakeDesk:
-    """Records what the engine asks of the desk for one server request."""
-
-    def __init__(self, verdict: Any = None) -> None:
-        self.asked: list[str] = []
-        self.stats = Stats()
-        self.server_id = "srv"
-        self.handler = None
-        self.verdict = verdict if verdict is not None else {"action": "accept", "content": {}}
-        self.noted: list[tuple[str, str]] = []
-
-    def admit(self, method: str, params: Any, now: float, in_flight: bool) -> Any:
-        self.asked.append("admit")
-        if method != "elicitation/create":
-            return Refusal("method", jsonrpc.METHOD_NOT_FOUND, "method not found")
-        return Prepared("elicitation", params)
-
-    def timeout(self, kind: str) -> float:
-        self.asked.append("timeout")
-        return 5.0
-
-    def answer(self, prepared: Prepared, assigns: Any, related: Any, token: CancelToken, what: str) -> Any:
-        self.asked.append("answer")
-        return self.verdict
-
-    def note_refusal(self, kind: str, refusal: Refusal) -> None:
-        self.noted.append((kind, refusal.check))
-
-
-class InlinePool:
-    """Runs each job and its follow-up at once, on the calling thread."""
-
-    def full(self) -> bool:
-        return False
-
-    def has_queued(self) -> bool:
-        return False
-
-    def start(self, job: Callable[[], Optional[Callable[[], object]]], label: object) -> bool:
-        follow_up = job()
-        if follow_up is not None:
-            follow_up()
-        return True
-
-
-def new_list() -> list[Any]:
-    return []
-
-
-def legacy_engine(desk: FakeDesk, sent: list[Any], watch: Optional[Watch] = None) -> LegacyEngine:
-    session = SimpleNamespace(calls=CallTable())
-    port = SimpleNamespace(answer=lambda data: sent.append(jsonrpc.decode(data)), ties_by_stream=False, send_later=None, flush=None)
-    watchdog = SimpleNamespace(watch=watch or Watch(), watch_fast=lambda fn, wake=True: None)
-    return LegacyEngine(
-        session=cast(Session, session),
-        desk=cast(InputDesk, desk),
-        port=cast(Any, port),
-        options=Options(),
-        router=cast(Any, None),
-        pool=cast(Any, InlinePool()),
-        watchdog=cast(Watchdog, watchdog),
-    )
-
-
-def test_the_engine_asks_the_desk_three_things_and_writes_the_one_answer() -> None:
-    desk, sent = FakeDesk(), new_list()
-    engine = legacy_engine(desk, sent)
-    engine.on_request(7, "elicitation/create", {"message": "m"})
-    assert desk.asked == ["admit", "timeout", "answer"]
-    assert sent == [{"jsonrpc": "2.0", "id": 7, "result": {"action": "accept", "content": {}}}]
-    assert desk.stats.snapshot()["served"] == 1
-    assert len(engine.inbox) == 0 and len(engine.sweep) == 0  # settled, and off the sweep
-
-
-def test_a_refusal_of_the_desk_is_written_as_it_is() -> None:
-    desk, sent = FakeDesk(), new_list()
-    engine = legacy_engine(desk, sent)
-    engine.on_request(8, "tools/call", {})
-    assert desk.asked == ["admit"]
-    assert sent == [{"jsonrpc": "2.0", "id": 8, "error": {"code": -32601, "message": "method not found"}}]
-    assert desk.noted == []  # the desk counted it itself
-
-
-def test_a_refused_answer_is_written_as_an_error() -> None:
-    desk, sent = FakeDesk(Refusal("answer", jsonrpc.INTERNAL_ERROR, "the input handler returned an invalid answer")), new_list()
-    engine = legacy_engine(desk, sent)
-    engine.on_request(9, "elicitation/create", {"message": "m"})
-    assert sent == [{"jsonrpc": "2.0", "id": 9, "error": {"code": -32603, "message": "the input handler returned an invalid answer"}}]
-    assert desk.stats.snapshot()["served"] == 0
-
-
-def test_a_request_past_its_handler_timeout_is_answered_by_the_engines_sweep() -> None:
-    class Parked(InlinePool):
-        def __init__(self) -> None:
-            self.jobs: list[Callable[[], Any]] = []
-
-        def start(self, job: Callable[[], Any], label: object) -> bool:
-            self.jobs.append(job)  # the callback never gets to run
-            return True
-
-    with freeze_time("2026-12-01") as frozen:
-        desk, sent, watch = FakeDesk(), new_list(), Watch()
-        engine = legacy_engine(desk, sent, watch)
-        engine.pool = cast(Any, Parked())
-        engine.on_request(10, "elicitation/create", {"message": "m"})
-        (sweep,) = watch.registered
-        (entry,) = list(engine.inbox)
-        frozen.tick(6)
-        sweep()
-        assert sent == [{"jsonrpc": "2.0", "id": 10, "error": {"code": -32603, "message": "the input handler timed out"}}]
-        assert entry.token.reason == "timeout" and desk.stats.snapshot()["timed_out"] == 1
-        assert len(engine.inbox) == 0
-
-
-def test_a_request_the_server_cancels_is_taken_off_the_sweep_and_never_answered() -> None:
-    class Parked(InlinePool):
-        def start(self, job: Callable[[], Any], label: object) -> bool:
-            return True
-
-    desk, sent = FakeDesk(), new_list()
-    engine = legacy_engine(desk, sent)
-    engine.pool = cast(Any, Parked())
-    engine.on_request(11, "elicitation/create", {"message": "m"})
-    (entry,) = list(engine.inbox)
-    engine.on_cancelled(11)
-    assert sent == [] and len(engine.inbox) == 0 and len(engine.sweep) == 0
-    assert entry.token.reason == "cancelled by the server"

@@ -29,9 +29,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("test_fuzz_client.py", "client._desk"): "issue 23 item 2: the desk's tokens and input threads",
     ("test_fuzz_client.py", "client._calls"): "issue 23 item 2: the call table, bounded",
     ("test_fuzz_client.py", "client._pump"): "issue 23 item 2: the notification queue, bounded",
-    # Two readers racing for the last worker slot (HTTP) cannot be ordered from outside; the case
-    # belongs in a unit test of the legacy engine with a pool double (issue 23, item 4).
-    ("test_legacy_requests.py", "client._pool"): "issue 23 item 4: the lost race for the last slot",
 }
 
 

@@ -46,7 +46,8 @@ from .._protocol.jsonrpc import RequestId, decode
 from .._protocol.limits import DEFAULT_LIMITS, LimitExceeded
 from .._protocol.oauth import OAuthRefused
 from .._protocol.sse import SSEDecoder, SSEEventTooLarge, SSELimitError
-from .._runtime import RealBudget, start_thread
+from .._runtime import RealBudget
+from .._runtime.workers import HandlerPool
 from .base import (
     ANSWER,
     HttpStatusError,
@@ -81,6 +82,8 @@ Auth = Callable[["requests.PreparedRequest"], "requests.PreparedRequest"]
 MAX_AUTH_ATTEMPTS = 3
 #: The most redirects followed for one request (each a 307 or 308 within the server's origin).
 MAX_REDIRECTS = 3
+#: The thread pools of a transport take every request and stream: their count is the callers' business.
+_UNBOUNDED = 1 << 30
 #: The redirects that keep the method and the body; the only ones followed.
 _KEEPING = (307, 308)
 #: The statuses that redirect (with a ``Location``).
@@ -135,12 +138,11 @@ def origin_of(url: str) -> str:
 class _Stream:
     """One open SSE response (a POST's or the GET stream)."""
 
-    __slots__ = ("response", "thread", "request_id", "closed")
+    __slots__ = ("response", "request_id", "closed")
 
     def __init__(self, response: "requests.Response", request_id: Any) -> None:
         self.response = response
         self.request_id = request_id
-        self.thread: Optional[threading.Thread] = None
         self.closed = False
 
     def abort(self) -> None:
@@ -217,6 +219,12 @@ class HttpTransport(Transport):
         from ._abortable import abortable_session
 
         self._session = session or abortable_session()
+        from ._send import is_plain
+
+        #: The session sends as requests.Session does: requests go out through _send.py.
+        self._plain = is_plain(self._session)
+        #: URL -> what its requests share (_send.Route), worked out on first use.
+        self._routes: dict[str, Any] = {}
         self._session.verify = verify
         #: An explicit verify (a CA bundle path, or False) goes with each request, so that
         #: REQUESTS_CA_BUNDLE, which requests would otherwise let win, cannot override it.
@@ -239,8 +247,13 @@ class HttpTransport(Transport):
         #: True once the handshake decided the 2026-07-28 era.
         self._modern = False
         self._streams: dict[int, _Stream] = {}
-        #: Threads posting a request (see :meth:`send`), with their abort handles.
-        self._posts: dict[int, tuple[threading.Thread, Any]] = {}
+        #: The abort handles of the requests being posted on threads of their own (see :meth:`send`).
+        self._posts: dict[int, Any] = {}
+        # Threads are kept for the next request or stream once theirs ends: starting one costs
+        # about as much CPU as a request to a local server (docs/performance.md). Each pool
+        # grows to the most requests, or streams, open at once, and ends at close.
+        self._posters = HandlerPool(_UNBOUNDED, "http")
+        self._readers = HandlerPool(_UNBOUNDED, "sse")
         self._stream_ids = itertools.count(1)
         self._lock = threading.Lock()
         self._closing = False
@@ -309,7 +322,8 @@ class HttpTransport(Transport):
         with self._lock:
             if self._closing:
                 raise TransportClosed("HTTP transport is closed")
-            self._posts[key] = (start_thread("http", run), handle)
+            self._posts[key] = handle
+            self._posters.start(run, "POST")
 
     def _exchange(self, data: bytes, info: Outgoing) -> None:
         method = info.method
@@ -353,19 +367,16 @@ class HttpTransport(Transport):
             streams = list(self._streams.values())
             posts = list(self._posts.values())
         self._closed_event.set()
-        for _, handle in posts:
+        for handle in posts:
             handle.fire()
         for stream in streams:
             stream.abort()
-        for stream in streams:
-            if stream.thread is not None:
-                budget.join(stream.thread, share=0.5)
+        self._readers.shutdown(budget)
         with self._lock:  # bodies that began to be read after the first sweep
             late = list(self._streams.values())
         for stream in late:
             stream.abort()
-        for thread, _ in posts:
-            budget.join(thread, share=0.5)
+        self._posters.shutdown(budget)
         if self.session_id is not None:
             try:
                 timeouts = (min(2.0, self._timeouts[0]), max(0.1, min(2.0, budget.left)))
@@ -426,10 +437,20 @@ class HttpTransport(Transport):
         url = self.url
         for _ in range(MAX_REDIRECTS + 1):
             held.clear()
-            response = self._session.request(
-                verb, url, data=data, headers=headers, timeout=timeouts, stream=True, verify=self._verify,
-                allow_redirects=False, hooks={"response": hold_location},
-            )
+            if self._plain:  # the same request, without the per-request work that gives the same answer (_send.py)
+                from . import _send
+
+                route = self._routes.get(url)
+                if route is None:
+                    route = self._routes[url] = _send.Route(self._session, url, self._verify)
+                response = hold_location(_send.send(self._session, route, verb, headers, data, timeouts))
+            else:
+                # a request's hooks replace the session's: the session's go first, as on the other path
+                hooks = [*self._session.hooks.get("response", ()), hold_location]
+                response = self._session.request(
+                    verb, url, data=data, headers=headers, timeout=timeouts, stream=True, verify=self._verify,
+                    allow_redirects=False, hooks={"response": hooks},
+                )
             if not held:
                 return response
             response.close()
@@ -564,7 +585,7 @@ class HttpTransport(Transport):
                 response.close()
                 return
             self._streams[key] = stream
-            stream.thread = start_thread("sse", lambda: self._pump(stream, key, resumed))
+            self._readers.start(lambda: self._pump(stream, key, resumed), "SSE")
 
     def _pump(self, stream: _Stream, key: int, resumed: int) -> None:
         decoder = SSEDecoder(emit_empty=False, max_line=self.max_sse_line, max_event=self.max_message)

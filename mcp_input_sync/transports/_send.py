@@ -1,0 +1,100 @@
+"""One HTTP request through ``requests``, with what does not change worked out once.
+
+``Session.request`` redoes, for every request, work whose answer does not
+change between two requests to one URL: it parses the URL, reads the
+environment for proxies and CA bundles (``os.environ`` twice, the proxy
+bypass list) and looks for credentials in ``~/.netrc`` (stat calls). On a
+fast local server that was half of a call's CPU. Here that work is done the
+first time a URL is used (:class:`Route`), and the request is prepared with
+``PreparedRequest``'s own steps and sent through the mounted adapter, as
+``Session.send`` would:
+
+- the headers: the session's, then the request's, through
+  ``prepare_headers`` (which refuses a value with a line break);
+- the body and its ``Content-Length`` (``prepare_body``);
+- the session's auth object (or ``~/.netrc``'s, or the URL's user
+  information) applied to each request (``prepare_auth``), so auth that
+  signs the body works;
+- the session's cookies (``prepare_cookies``), and a response's
+  ``Set-Cookie`` stored back in the session's jar;
+- the session's response hooks, and those an auth object registers;
+- the adapter mounted for the URL, looked up each time.
+
+Redirects are never followed here; the caller reads ``Location`` itself.
+What is read once per URL: ``Session.params``, ``proxies``, ``verify``,
+``cert``, ``trust_env``, the environment and ``~/.netrc``; change them
+before the first request. A session whose class overrides ``request``,
+``send``, ``prepare_request``, ``merge_environment_settings`` or
+``get_adapter`` (``requests_oauthlib.OAuth2Session`` overrides ``request``,
+say) goes through ``Session.request`` as it is.
+
+Imported only by the HTTP transport (it imports ``requests``).
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+from typing import Any, Mapping, Optional
+
+import requests
+from requests.cookies import extract_cookies_to_jar
+from requests.hooks import dispatch_hook
+from requests.structures import CaseInsensitiveDict
+from requests.utils import get_auth_from_url, get_netrc_auth
+
+_OWN = ("request", "send", "prepare_request", "merge_environment_settings", "get_adapter")
+
+
+def is_plain(session: requests.Session) -> bool:
+    """True when ``session`` sends as ``requests.Session`` does (none of its steps overridden)."""
+    cls = type(session)
+    return all(getattr(cls, name) is getattr(requests.Session, name) for name in _OWN)
+
+
+class Route:
+    """What one URL's requests share: the prepared URL, the environment's settings, the credentials found."""
+
+    __slots__ = ("url", "settings", "found_auth")
+
+    def __init__(self, session: requests.Session, url: str, verify: Any) -> None:
+        probe = requests.PreparedRequest()
+        probe.prepare_url(url, session.params)
+        assert probe.url is not None
+        #: The URL as ``prepare_url`` writes it (IDNA host, quoted path, the session's params).
+        self.url: str = probe.url
+        #: ``proxies``, ``stream``, ``verify``, ``cert`` as ``Session.request`` would pass them.
+        self.settings: dict[str, Any] = dict(session.merge_environment_settings(self.url, {}, True, verify, None))
+        #: Credentials from ``~/.netrc`` (when the session trusts the environment), else the URL's.
+        netrc = get_netrc_auth(url) if session.trust_env else None
+        from_url = get_auth_from_url(self.url)
+        self.found_auth: Any = netrc or (from_url if any(from_url) else None)
+
+
+def send(session: requests.Session, route: Route, verb: str, headers: Mapping[str, str], data: Optional[bytes], timeouts: tuple[float, float]) -> requests.Response:
+    """Send one request as ``Session.request(..., stream=True, allow_redirects=False)`` would."""
+    prepared = requests.PreparedRequest()
+    prepared.prepare_method(verb)
+    prepared.url = route.url
+    merged = CaseInsensitiveDict(session.headers)
+    merged.update(headers)
+    prepared.prepare_headers({name: value for name, value in merged.items() if value is not None})
+    cookies = session.cookies
+    if len(cookies):
+        prepared.prepare_cookies(cookies)
+    prepared.prepare_body(data, None)
+    auth = session.auth or route.found_auth
+    if auth:
+        prepared.prepare_auth(auth)
+    if session.hooks.get("response"):
+        prepared.prepare_hooks(session.hooks)
+    kwargs = dict(route.settings, timeout=timeouts, stream=True)
+    adapter = session.get_adapter(route.url)
+    began = time.perf_counter()
+    response = adapter.send(prepared, **kwargs)
+    response.elapsed = timedelta(seconds=time.perf_counter() - began)
+    if prepared.hooks["response"]:
+        response = dispatch_hook("response", prepared.hooks, response, **kwargs)  # type: ignore[no-untyped-call]
+    if "set-cookie" in response.headers or "set-cookie2" in response.headers:
+        extract_cookies_to_jar(cookies, prepared, response.raw)  # type: ignore[no-untyped-call]
+    return response

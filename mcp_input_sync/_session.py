@@ -27,7 +27,7 @@ from ._protocol.jsonrpc import JsonDict, RequestId
 from ._protocol.limits import LimitExceeded, json_size, may_be_too_deep, salvage, too_deep
 from ._stats import Stats
 from .errors import ClientError
-from .transports.base import Outgoing, Oversized, TransportAuthError, TransportClosed
+from .transports.base import Decoded, Outgoing, Oversized, TransportAuthError, TransportClosed
 
 log = logging.getLogger("mcp_input_sync")
 
@@ -353,11 +353,14 @@ class Session:
                 why = f"a message of {line.size} bytes or more, over limits['message_bytes']{raise_hint('message_bytes')}"
                 self._malformed(line, why, "limit")
                 return
-            try:
-                message = jsonrpc.decode(line)
-            except ValueError as exc:
-                self._malformed(line, f"a message that is not JSON ({exc})", "malformed")
-                return
+            if type(line) is Decoded:  # the transport decoded it already
+                message = line.message
+            else:
+                try:
+                    message = jsonrpc.decode(line)
+                except ValueError as exc:
+                    self._malformed(line, f"a message that is not JSON ({exc})", "malformed")
+                    return
             receiver = self.receiver
             assert receiver is not None
             if type(message) is not dict:

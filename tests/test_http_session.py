@@ -21,6 +21,7 @@ import requests
 
 from mcp_input_sync._protocol import jsonrpc
 from mcp_input_sync.transports import Outgoing, TransportClosed
+from mcp_input_sync.transports.base import Decoded
 from mcp_input_sync.transports import _send
 from mcp_input_sync.transports.http import HttpTransport
 
@@ -176,3 +177,17 @@ def test_a_header_value_with_a_line_break_is_refused_before_anything_is_sent(ser
     finally:
         transport.close(BOUND)
     assert server.requests == []
+
+
+def test_an_answer_the_transport_decoded_is_handed_on_decoded(server: TinyServer) -> None:
+    # the transport decodes a JSON body to tell a response from the rest; the client's reader
+    # takes what it found instead of decoding the same bytes again
+    got: "queue.SimpleQueue[bytes]" = queue.SimpleQueue()
+    transport = over(requests.Session(), server.url)
+    transport.start(lambda data, stream=None: got.put(data), lambda error: None)
+    try:
+        transport.send(jsonrpc.encode(jsonrpc.request(4, "tools/list", {})), Outgoing("tools/list", 4))
+        data = got.get(timeout=BOUND)
+    finally:
+        transport.close(BOUND)
+    assert type(data) is Decoded and data.message == json.loads(data) == rpc(4, {})

@@ -62,7 +62,9 @@ from .._protocol.jsonrpc import RequestId
 
 #: ``on_message(data)``, or ``on_message(data, stream)`` from a transport that
 #: ties by stream: ``stream`` is the id of the request whose response stream
-#: carried the message (None for a stream of no request).
+#: carried the message (None for a stream of no request). A transport that had
+#: to decode a message itself (HTTP does, to tell a response from the rest)
+#: hands it on as a :class:`Decoded`, so the client does not decode it again.
 OnMessage = Callable[..., None]
 #: Called once when the connection ends; the argument says why (None: clean end of stream).
 OnClose = Callable[[Optional[BaseException]], None]
@@ -79,6 +81,12 @@ class Oversized(bytes):
     """
 
     size: int = 0
+
+
+class Decoded(bytes):
+    """A message the transport decoded already: ``message`` is what ``jsonrpc.decode`` gave for these bytes."""
+
+    message: Any = None
 
 
 class TransportClosed(ConnectionError):

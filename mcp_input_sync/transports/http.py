@@ -50,6 +50,7 @@ from .._runtime import RealBudget
 from .._runtime.workers import HandlerPool
 from .base import (
     ANSWER,
+    Decoded,
     HttpStatusError,
     OnClose,
     OnLost,
@@ -133,6 +134,13 @@ def origin_of(url: str) -> str:
     default = {"https": 443, "http": 80}.get(parts.scheme.lower())
     port = parts.port
     return f"{parts.scheme.lower()}://{host}" + (f":{port}" if port is not None and port != default else "")
+
+
+def decoded(data: bytes, message: Any) -> Decoded:
+    """``data`` with what decoding it gave: the client's reader takes it as it is (base.Decoded)."""
+    out = Decoded(data)
+    out.message = message
+    return out
 
 
 class _Stream:
@@ -545,7 +553,7 @@ class HttpTransport(Transport):
             except ValueError:  # bad JSON, bad UTF-8, or nested too deeply to decode
                 answer = None
             if isinstance(answer, dict) and ("result" in answer or "error" in answer):
-                self._deliver(body, request_id)
+                self._deliver(decoded(body, answer), request_id)
                 delivered = True
         if not delivered:
             # a status without a JSON-RPC body, or a body that is not one: a transport failure of that request
@@ -600,11 +608,12 @@ class HttpTransport(Transport):
                 data = event.data.encode("utf-8")
                 try:
                     message = decode(data)
-                except ValueError:
-                    message = None
+                except ValueError:  # the client's reader says why
+                    self._deliver(data, stream.request_id)
+                    continue
                 if isinstance(message, dict) and "method" not in message and message.get("id") == stream.request_id and stream.request_id is not None:
                     done = True
-                self._deliver(data, stream.request_id)
+                self._deliver(decoded(data, message), stream.request_id)
             return done
 
         try:

@@ -8,8 +8,8 @@ restarting a stdio server once when it answers neither) or a forced era. An
 The whole attempt is bounded by ``timeout``. Each endpoint's era (an HTTP
 URL, a stdio command line) is remembered for the process
 (docs/reference.md#era-detection) in the :class:`~mcp_input_sync._era.EraCache`
-the client passes. It writes the check configuration once per decision,
-starts nothing and sends nothing once the era is decided: it returns a
+the client passes. It writes the check configuration before each attempt
+and once more when it has decided, starts nothing and sends nothing once the era is decided: it returns a
 :class:`Negotiated`, from which the client builds the era's engine (the
 legacy engine sends ``notifications/initialized`` when it starts).
 """

@@ -1,11 +1,12 @@
-"""The session: the one owner of the wire.
+"""The session: the client's requests and the reader of every inbound message.
 
 It knows JSON-RPC, not eras: request ids, the call table, writing a request
 and waiting for its outcome, abandoning it, the reader's decoding of every
 inbound message (malformed lines, limits, the loss of the transport), and
 the one mapping of transport and server errors to :class:`ClientError`
 (:func:`remote_error`, :func:`transport_error`). What a server request or a
-cancellation means is the business of a :class:`Receiver`, the era's engine.
+cancellation means is the business of a :class:`Receiver`, the era's engine,
+which writes its answers to server requests through the port itself.
 See docs/architecture.md#the-session.
 """
 

@@ -356,7 +356,7 @@ class Client(CallsAPI, SurfaceAPI):
         return desk.answer_url_elicitations(error, self._clock_for(_UNSET, _UNSET))
 
     def check_input(self, method: str, params: Any) -> Union[Prepared, Refusal]:
-        """Run one input request of a pending round through this client's checks (steps 4 and 5).
+        """Run one input request of a pending round through this client's checks (steps 1 to 3 and 5; no budget is taken).
 
         For hosts that answer a :class:`PendingCall` later, such as the web
         bridge, which parks each request for a person: it returns the checked
@@ -367,7 +367,8 @@ class Client(CallsAPI, SurfaceAPI):
         desk = self._desk
         if desk is None:
             return Refusal("capability", jsonrpc.METHOD_NOT_FOUND, "the client is not open")
-        return desk.checks.prepare(method, params, in_flight=True)
+        refusal = desk.checks.before(method, params)
+        return refusal if refusal is not None else desk.checks.prepare(method, params, in_flight=True)
 
     # ------------------------------------------------------------------ notifications
 
@@ -447,7 +448,10 @@ class Client(CallsAPI, SurfaceAPI):
             if was_open and call.method != "initialize":
                 self._session.notify_quietly("notifications/cancelled", {"requestId": call.id, "reason": "client closed"})
         if was_open:
-            self._port.close(budget.take(budget.left * 0.7))
+            try:
+                self._port.close(budget.take(budget.left * 0.7))
+            except Exception:  # noqa: BLE001 - a transport's failure must not leave the library's threads running
+                log.exception("mcp_input_sync: the transport of server %s failed to close", self.server_id)
         if self._desk is not None:
             for thread in list(self._desk.input_threads):
                 budget.join(thread, share=0.3)

@@ -157,7 +157,7 @@ def test_links_between_doc_pages_resolve(page: Path) -> None:
 def test_the_docs_build_with_mkdocs_in_strict_mode(tmp_path: Path) -> None:
     pytest.importorskip("mkdocs")
     done = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "-d", str(tmp_path / "site")],
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(tmp_path / "site")],
         capture_output=True,
         text=True,
         timeout=120,

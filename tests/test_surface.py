@@ -414,3 +414,47 @@ def test_a_tool_no_listing_shows_is_not_checked_and_a_resumed_call_is() -> None:
 def test_validate_output_must_be_a_bool() -> None:
     with FakeServer() as fake, pytest.raises(TypeError, match="validate_output"):
         fake.client(validate_output="no")
+
+
+class Forms(mis.InputHandler):
+    def handle_elicitation(self, params: JsonDict, ctx: mis.InputContext) -> JsonDict:
+        return {"action": "decline"}
+
+
+@pytest.mark.parametrize(
+    "method, params, check",
+    [
+        ("tools/call", {}, "method"),  # not an input request
+        ("sampling/createMessage", None, "capability"),  # a kind the handler does not answer
+        ("elicitation/create", {"message": "m"}, "malformed"),  # no requestedSchema
+        ("elicitation/create", None, "malformed"),
+    ],
+)
+def test_check_input_refuses_what_the_first_steps_refuse_instead_of_raising(method: str, params: Any, check: str) -> None:
+    with FakeServer(era="modern") as fake, fake.client(Forms()) as client:
+        refusal = client.check_input(method, params)
+    assert type(refusal).__name__ == "Refusal" and getattr(refusal, "check", None) == check
+
+
+def test_check_input_gives_the_checked_request_of_a_good_form() -> None:
+    with FakeServer(era="modern") as fake, fake.client(Forms()) as client:
+        step = client.check_input("elicitation/create", {"message": "m", "requestedSchema": {"type": "object", "properties": {"a": {"type": "string"}}}})
+    assert getattr(step, "kind", None) == "elicitation"
+
+
+def test_close_ends_the_librarys_threads_even_when_the_transport_fails_to_close(caplog: pytest.LogCaptureFixture) -> None:
+    with FakeServer(era="legacy") as fake:
+        before = set(threading.enumerate())
+        client = fake.client().open()
+        started = [t for t in threading.enumerate() if t not in before and t.name.startswith("mcp-input-sync-")]
+        transport = fake.transport
+        real_close = transport.close
+
+        def failing_close(timeout: float) -> None:
+            real_close(timeout)
+            raise RuntimeError("the transport broke while closing")
+
+        transport.close = failing_close  # type: ignore[method-assign]
+        client.close(timeout=5.0)
+    assert started and not [t for t in started if t.is_alive()]
+    assert "failed to close" in caplog.text

@@ -55,7 +55,7 @@ _SIZE = json.JSONEncoder(ensure_ascii=False, check_circular=False, separators=("
 try:  # the C encoder behind _SIZE, made once: JSONEncoder.encode builds one per call (a third of its cost)
     from _json import make_encoder as _make_encoder
 
-    _c_size: Any = _make_encoder(None, _SIZE.__self__.default, json.encoder.encode_basestring, None, ":", ",", False, False, True)
+    _c_size: Any = _make_encoder(None, json.JSONEncoder().default, json.encoder.encode_basestring, None, ":", ",", False, False, True)
 except ImportError:  # pragma: no cover - CPython always has _json
     _c_size = None
 

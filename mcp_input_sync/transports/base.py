@@ -8,17 +8,23 @@ methods:
 - ``start(on_message, on_close)``: open the connection and start the
   threads that read it. Hand each message read to ``on_message(data)``
   (bytes, one message, a trailing newline allowed). ``on_close(error)``
-  runs once when the connection ends for any reason other than ``close``
-  (``None``: a clean end of stream).
-- ``send(data, info)``: write one encoded message. It is called from any
-  thread, at the same time, so it must be thread-safe. ``info`` is an
+  runs at most once, when the connection ends for any reason other than
+  ``close`` (``None``: a clean end of stream); a transport with no
+  connection to lose (HTTP: each request stands alone) never calls it and
+  reports a request that failed through ``on_lost``.
+- ``send(data, info)``: write one encoded message (``data`` already ends
+  with a newline). It is called from any thread, at the same time, so it
+  must be thread-safe. ``info`` is an
   :class:`Outgoing`: what the message is, told by the code that built it
   (method, request id, protocol version, the ``Mcp-Name`` value, the
   ``x-mcp-header`` arguments). Never decode ``data`` to find these out. A
   transport that needs none of it ignores ``info``. Raise
   :class:`TransportClosed` when the message cannot be written.
 - ``close(timeout)``: end the connection within ``timeout`` real seconds
-  and join the transport's threads; ``on_close`` is not called.
+  and join the transport's threads; ``on_close`` is not called. It may be
+  called on the transport's own reader thread (from inside ``on_close``,
+  when the client shuts down because the connection ended): never join
+  the current thread.
 
 Threads. Messages read from one stream (a pipe, one response body, one
 event stream) go to ``on_message`` in the order read, on one thread. A
@@ -29,8 +35,15 @@ the thread of every POST with a JSON answer, every SSE stream and the GET
 stream. The client is safe under both: its reader takes any message on any
 thread. ``on_lost`` (below) may run on any thread.
 
+Re-entrance. ``on_message`` may call ``send`` on the same thread (a
+``ping`` answered at once, a refusal), so never hold a lock ``send`` takes
+while calling ``on_message``; and ``send`` may call ``on_message`` before
+it returns (HTTP hands a JSON answer on from the sending thread).
+
 The client calls, in this order: ``configure`` once, ``start`` once, then
-``send`` and the optional methods from any thread, and ``close`` once.
+``send`` and the optional methods from any thread (``set_protocol`` again
+when the handshake decides anew), and ``close`` at most once, only after
+``start``.
 Everything else is optional: a declared attribute or a method whose default
 here does the right thing for a transport without the feature. Override
 what the transport does differently:
@@ -160,8 +173,11 @@ class Setup(NamedTuple):
         limits: the client's ``limits`` option (``message_bytes``,
             ``sse_line_bytes``, ...).
         on_lost: called with a request id whose response can no longer come.
-            A transport that reads each response on the thread that sent the
-            request raises from ``send`` instead, and never calls it.
+            Where the response is read on the thread that sent the request,
+            a failure is raised from ``send`` instead; ``on_lost`` is for
+            what goes wrong later, on another thread (HTTP: a request posted
+            on a thread of its own, a stream that broke, a body over the
+            limit).
     """
 
     server_id: str

@@ -23,8 +23,8 @@ _EOF = None
 class MemoryTransport(Transport):
     """The client's side of an in-memory pair.
 
-    It keeps every default of the contract: one reader thread delivers in
-    order, ``info`` is not needed.
+    It keeps every default of the contract but its ``default_server_id``:
+    one reader thread delivers in order, ``info`` is not needed.
     """
 
     default_server_id = "memory"

@@ -86,10 +86,11 @@ def raise_hint(limit: str) -> str:
     return f"; to accept it, pass the client limits={{{limit!r}: N}} with a larger N"
 
 
-def transport_error(exc: BaseException, what: str, live: bool = True) -> ClientError:
+def transport_error(exc: BaseException, what: str, live: bool = True, words: str = "") -> ClientError:
     """The one mapping of a transport failure: ``auth`` for 401/403, ``transport`` while live, else ``closed``.
 
-    A transport error that names a ``check`` (a refused redirect: ``"redirect"``) keeps it.
+    A transport error that names a ``check`` (a refused redirect: ``"redirect"``) keeps it;
+    ``words`` (:func:`last_words`) end the message of a ``transport`` error.
     """
     if isinstance(exc, TransportAuthError):
         return ClientError("auth", str(exc), data=exc.headers, check=exc.check)
@@ -97,7 +98,7 @@ def transport_error(exc: BaseException, what: str, live: bool = True) -> ClientE
         return ClientError("protocol", f"{what}: {exc}{raise_hint(exc.limit)}", check="limit")
     if live:
         check = exc.check if isinstance(exc, TransportClosed) else None
-        return ClientError("transport", what if what == str(exc) else f"{what}: {exc}", check=check)
+        return ClientError("transport", (what if what == str(exc) else f"{what}: {exc}") + words, check=check)
     return ClientError("closed", "the client is closed")
 
 
@@ -178,8 +179,8 @@ class Session:
         try:
             self.port.send(data, info)
         except TransportClosed as exc:
-            status, _ = self.port.last_words()
-            error = transport_error(exc, str(exc) + self.server_words(), self._is_live())
+            status, tail = self.port.last_words()  # read once: the message and the data agree
+            error = transport_error(exc, str(exc), self._is_live(), last_words(status, tail))
             if status is not None and error.kind == "transport":
                 error.data = {"exit_status": status}
             raise error from exc

@@ -45,12 +45,25 @@ What it proves:
   keys in ``inputResponses`` and ``requestState`` echoed exactly (lone
   surrogates included), and more than ``max_rounds`` rounds raise
   ``ClientError(kind="protocol", check="rounds")``;
-* every line the client writes is one JSON object in pure ASCII;
-* the inbox holds exactly the requests still open (never more than
-  ``max_server_requests``), the call table holds only the call in flight,
-  no modern token or input thread is left between calls and the
-  notification queue stays under its cap; after ``close()`` every open
-  request was answered -32603 (legacy) and no library thread is left.
+* every line the client writes is one JSON object in pure ASCII (checked
+  as it is written, by the transport the test builds);
+* all from outside the client (its stats, its threads by their documented
+  names, what the server received): the open server requests are exactly
+  the held ones (legacy: a ``ping`` reusing the id of an open request is
+  dropped, any other is answered ``{}``), never more than
+  ``max_server_requests``, and no more workers than that; the client's
+  request ids are never reused; a server request is tied to the call in
+  flight when there is one and to none otherwise (``ctx.related_request_id``:
+  the call table holds only that call), and ``close()`` cancels exactly the
+  call in flight; every notification was delivered or counted dropped
+  (``stats["notifications_dropped"]``), none waits after a barrier; no
+  input thread (``mcp-input-sync-input-<n>``, a parallel modern round)
+  outlives its call; after ``close()`` every open request was answered
+  -32603 (legacy) and no library thread is left.
+
+The bounds themselves (the inbox at its cap, the call table, the
+notification queue's capacity, the desk's tokens) are proved on the parts
+alone in tests/test_bounds.py.
 """
 
 from __future__ import annotations
@@ -58,7 +71,6 @@ from __future__ import annotations
 import itertools
 import json
 import logging
-import queue
 import threading
 from typing import Any, Optional
 
@@ -73,10 +85,11 @@ from hypothesis.stateful import (
 
 import mcp_input_sync as mis
 from mcp_input_sync._protocol import jsonrpc
-from mcp_input_sync._runtime.notify import DEFAULT_CAPACITY
-from mcp_input_sync.transports import memory_pair
+from mcp_input_sync.transports.base import ANSWER, Outgoing
+from mcp_input_sync.transports.memory import MemoryPeer, MemoryTransport
 
 from .fuzz_profiles import CLIENT
+from .harness import wait_until
 
 WAIT = 5.0  # real seconds: the bound of every wait (never reached when all is well)
 SURROGATE = "\ud800x\udfff"
@@ -84,6 +97,8 @@ FORM = {"type": "object", "properties": {"answer": {"type": "string"}}}
 MODERN = "2026-07-28"
 
 _barrier_ids = itertools.count(1)
+#: The ids a legacy probe pings: every id ``legacy_ids`` may open.
+PROBE_IDS: list[Any] = [0, 1, 2, 3, "0", "1", "a", "", SURROGATE]
 
 
 class Gate:
@@ -104,13 +119,18 @@ class FuzzHandler(mis.InputHandler):
         self.barriers: set[int] = set()
         self.seen = threading.Condition(self.lock)
         self.notifications = 0
+        #: tag -> ``ctx.related_request_id`` of each elicitation and sampling callback that ran
+        self.related: dict[str, Any] = {}
 
     def gate(self, tag: str) -> Gate:
         with self.lock:
             return self.gates.setdefault(tag, Gate())
 
-    def _behave(self, spec: Any, ctx: mis.InputContext, ok: dict[str, Any], surrogate: dict[str, Any]) -> dict[str, Any]:
+    def _behave(self, spec: Any, ctx: mis.InputContext, ok: dict[str, Any], surrogate: dict[str, Any], tagged: bool = True) -> dict[str, Any]:
         behaviour, _, tag = spec.partition(":") if isinstance(spec, str) else ("ok", "", "")
+        if tagged and tag:
+            with self.lock:
+                self.related[tag] = ctx.related_request_id  # the call this request was tied to, if any
         if behaviour == "raise":
             raise RuntimeError("callback failed")  # (exception text never goes on the wire)
         if behaviour == "refuse":
@@ -156,6 +176,7 @@ class FuzzHandler(mis.InputHandler):
             ctx,
             {"roots": [{"uri": "file:///tmp/a/../b"}, {"uri": "https://x/"}]},
             {"roots": [{"uri": "file:///" + SURROGATE, "name": SURROGATE}]},
+            tagged=False,  # a roots callback has no params to name its request: it may run after the next one was sent
         )
 
     def handle_notification(self, method: str, params: dict[str, Any], ctx: mis.InputContext) -> None:
@@ -170,6 +191,37 @@ class FuzzHandler(mis.InputHandler):
     def handle_log(self, entry: dict[str, Any], ctx: mis.InputContext) -> None:
         if entry.get("logger") == "raise":
             raise RuntimeError("log hook failed")
+
+
+class ParallelFuzzHandler(FuzzHandler):
+    """Answers a modern round's requests on threads of their own (``mcp-input-sync-input-<n>``)."""
+
+    input_parallelism = 2
+
+
+class CheckedTransport(MemoryTransport):
+    """The memory transport, checking every line the client writes as it is written.
+
+    Each must be one JSON message in pure ASCII, ending with its one line
+    break; a line that is not is kept in ``bad`` (the invariants fail on it).
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bad: list[bytes] = []
+
+    def send(self, data: bytes, info: Outgoing = ANSWER) -> None:
+        if not (isinstance(data, bytes) and data.isascii() and data.endswith(b"\n") and data.count(b"\n") == 1):
+            self.bad.append(bytes(data))
+        super().send(data, info)
+
+
+def checked_pair() -> tuple[CheckedTransport, MemoryPeer]:
+    """``memory_pair()`` with a :class:`CheckedTransport`."""
+    transport = CheckedTransport()
+    peer = MemoryPeer(transport)
+    transport.peer = peer
+    return transport, peer
 
 
 class Reader(logging.Handler):
@@ -235,7 +287,11 @@ class Server:
     """The far end of the pair, driven from the test thread (bounded waits only)."""
 
     def __init__(self, era: str, handler: FuzzHandler, **options: Any) -> None:
-        self.transport, self.peer = memory_pair()
+        self.transport, self.peer = checked_pair()
+        #: Every thread alive before the client existed: the client's are the others.
+        self.before = set(threading.enumerate())
+        #: Notifications sent that reach ``handle_notification`` (each delivered, or counted dropped).
+        self.notifications_sent = 0
         self.handler = handler
         self.era = era
         self.written: list[Any] = []  # every response the client wrote after the handshake
@@ -271,11 +327,12 @@ class Server:
         self.peer.send(message)
 
     def next_message(self, timeout: float = WAIT) -> Any:
-        data = self.peer._inbox.get(timeout=timeout)  # bytes as written (the peer's recv decodes them)
-        assert data is not None, "the client closed the connection"
-        assert isinstance(data, bytes) and data.isascii(), data
-        assert data.endswith(b"\n") and data.count(b"\n") == 1, data
-        message = json.loads(data)
+        """The client's next message (``TimeoutError`` when none comes within ``timeout``).
+
+        Each line was checked as it was written (:class:`CheckedTransport`).
+        """
+        message = self.peer.recv(timeout=timeout)
+        assert message is not None, "the client closed the connection"
         assert type(message) is dict, message
         return message
 
@@ -284,11 +341,11 @@ class Server:
         for _ in range(int(WAIT / 0.05)):
             try:
                 return self.next_message(timeout=0.05)
-            except queue.Empty:
+            except TimeoutError:
                 if not thread.is_alive():
                     try:
                         return self.next_message(timeout=0.05)
-                    except queue.Empty:
+                    except TimeoutError:
                         return None
         raise AssertionError("the client neither retried nor ended the call")
 
@@ -296,14 +353,13 @@ class Server:
         """Take whatever the client wrote so far."""
         while True:
             try:
-                data = self.peer._inbox.get_nowait()
-            except queue.Empty:
+                message = self.peer.recv(timeout=0)
+            except TimeoutError:
                 return
-            if data is None and eof_ok:
+            if message is None and eof_ok:
                 continue
-            assert data is not None, "the client closed the connection"
-            assert isinstance(data, bytes) and data.isascii() and data.endswith(b"\n"), data
-            self.record(json.loads(data))
+            assert message is not None, "the client closed the connection"
+            self.record(message)
 
     def record(self, message: Any) -> None:
         assert type(message) is dict, message
@@ -329,18 +385,23 @@ class Server:
         while self.count(rid) < n and budget:
             budget -= 1
             try:
-                data = self.peer._inbox.get(timeout=0.05)
-            except queue.Empty:
+                message = self.peer.recv(timeout=0.05)
+            except TimeoutError:
                 continue
-            assert data is not None, "the client closed the connection"
-            assert isinstance(data, bytes) and data.isascii(), data
-            self.record(json.loads(data))
+            assert message is not None, "the client closed the connection"
+            self.record(message)
         return self.count(rid) >= n
+
+    def library_threads(self, role: str) -> list[threading.Thread]:
+        """The client's live ``mcp-input-sync-<role>-<n>`` threads (docs/threads-and-time.md names them)."""
+        prefix = f"mcp-input-sync-{role}-"
+        return [t for t in threading.enumerate() if t not in self.before and t.name.startswith(prefix) and t.is_alive()]
 
     def barrier(self) -> None:
         """Send a notification and wait until the handler sees it: the reader handled everything before."""
         n = next(_barrier_ids)
         self.send(jsonrpc.notification("notifications/fuzz/barrier", {"n": n}))
+        self.notifications_sent += 1
         with self.handler.seen:
             assert self.handler.seen.wait_for(lambda: n in self.handler.barriers, WAIT), "barrier not reached"
         self.drain()
@@ -367,20 +428,25 @@ class ClientMachine(RuleBasedStateMachine):
         self.max_rounds = 1
         self.closed = False
         self.call: Optional[tuple[threading.Thread, Any, list[Any]]] = None
+        #: tag -> the id of the call a legacy server request must be tied to (None: no call in flight)
+        self.tied_to: dict[str, Any] = {}
 
-    @initialize(cap=st.integers(1, 4), burst=st.sampled_from([3, 1000]), max_rounds=st.integers(1, 2))
-    def start(self, cap: int, burst: int, max_rounds: int) -> None:
+    @initialize(cap=st.integers(1, 4), burst=st.sampled_from([3, 1000]), max_rounds=st.integers(1, 2), parallel=st.booleans())
+    def start(self, cap: int, burst: int, max_rounds: int, parallel: bool) -> None:
         self.cap = cap
         self.burst = burst
         self.max_rounds = max_rounds
+        # Legacy: sampling and roots callbacks may run "slow", past a short handler_timeout. Modern: only
+        # the rounds of a call run callbacks (never slow), on threads of their own when ``parallel``.
+        modern = self.era == "modern"
         self.server = Server(
             self.era,
-            FuzzHandler(),
+            ParallelFuzzHandler() if modern and parallel else FuzzHandler(),
             max_server_requests=cap,
             max_rounds=max_rounds,
             input_rate_limit=(0.001 if burst == 3 else 1000.0, burst),
             sampling={"allow_idle": True},
-            handler_timeout={"sampling": SHORT_TIMEOUT, "roots": SHORT_TIMEOUT},
+            handler_timeout={} if modern else {"sampling": SHORT_TIMEOUT, "roots": SHORT_TIMEOUT},
         )
 
     @property
@@ -414,6 +480,8 @@ class ClientMachine(RuleBasedStateMachine):
         spec = f"{behaviour}:{tag}"
         if method == "roots/list":
             s.handler.roots_behaviour = behaviour  # list_roots sees no params
+        # the call it is tied to, should its callback run: the call in flight, the only one (memory is stdio-like)
+        self.tied_to[tag] = None if self.call is None else self.call[1]["id"]
         s.send(jsonrpc.request(rid, method, input_params(method, spec, variant, junk)))
         key = jsonrpc.id_key(rid)
         if self.era == "modern" or key in self.held:  # never answered / a duplicate of an open id: dropped
@@ -511,7 +579,7 @@ class ClientMachine(RuleBasedStateMachine):
                 break
             try:
                 s.record(s.next_message(timeout=0.05))
-            except queue.Empty:
+            except TimeoutError:
                 pass
         request = s.client_messages[before]
         assert request["method"] in ("tools/call", "resources/read", "prompts/get") and "id" in request
@@ -552,6 +620,13 @@ class ClientMachine(RuleBasedStateMachine):
         self.owe(rid)
         assert s.wait_answers(rid, self.owed(rid)), f"released {rid!r} was not answered"
         s.barrier()
+
+    @precondition(lambda self: bool(self.held))
+    @rule(data=st.data())
+    def cancel_held(self, data: st.DataObject) -> None:
+        """The server cancels a request whose callback holds: no answer, ever, and its id is free again."""
+        key = data.draw(st.sampled_from(sorted(self.held, key=repr)))
+        self.cancel(self.held[key][0], "ok")
 
     @rule(rid=st.one_of(legacy_ids, json_junk), shape=st.sampled_from(["ok", "no_params", "junk_params"]))
     def cancel(self, rid: Any, shape: str) -> None:
@@ -597,6 +672,7 @@ class ClientMachine(RuleBasedStateMachine):
         elif kind == "notification":
             s.send(jsonrpc.notification("notifications/tools/list_changed", junk if isinstance(junk, dict) else None))
             s.send({"jsonrpc": "2.0", "method": "notifications/whatever", "params": junk})
+            s.notifications_sent += 2
         elif kind == "log":
             s.send({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": junk, "logger": "raise", "data": junk}})
             s.send({"jsonrpc": "2.0", "method": "notifications/message", "params": junk})
@@ -604,6 +680,7 @@ class ClientMachine(RuleBasedStateMachine):
             s.send({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": junk, "progress": junk}})
         elif kind == "raise_hook":
             s.send(jsonrpc.notification("notifications/fuzz/raise", {"x": junk}))
+            s.notifications_sent += 1
         s.barrier()
 
     # -- invariants
@@ -615,6 +692,7 @@ class ClientMachine(RuleBasedStateMachine):
         s = self.s
         s.drain(eof_ok=self.closed)
         assert not self.log.failures, self.log.failures
+        assert not s.transport.bad, s.transport.bad  # every line written: one JSON message in pure ASCII
         if self.era == "modern":
             responses = [m for m in s.written if jsonrpc.classify(m) == jsonrpc.RESPONSE]
             assert responses == [], responses
@@ -625,21 +703,63 @@ class ClientMachine(RuleBasedStateMachine):
             assert jsonrpc.classify(message) == jsonrpc.RESPONSE, message
         for message in s.client_messages:  # only the calls this machine made, and their cancellation at close
             assert message["method"] in ("tools/call", "resources/read", "prompts/get", "notifications/cancelled"), message
+        ids = [message["id"] for message in s.client_messages if "id" in message]
+        assert len(ids) == len(set(ids)), ids  # a request id is never used twice
+        if not self.closed:  # nothing is abandoned while the machine runs: every call gets its response
+            assert [m for m in s.client_messages if m["method"] == "notifications/cancelled"] == []
 
     @invariant()
-    def tables_bounded(self) -> None:
+    def open_requests_are_exactly_the_held_ones(self) -> None:
+        """Legacy: the client holds open exactly the requests whose callbacks are held, never more than the cap.
+
+        Watched from the wire: a ``ping`` reusing the id of an open request is
+        dropped as a duplicate; any other ``ping`` is answered ``{}`` at once.
+        """
         if self.server is None:
             return
-        client = self.s.client
-        responder, desk = client._legacy, client._desk
-        assert responder is not None and desk is not None
-        with responder.inbox_lock:
-            assert len(responder.inbox) == len(self.held) <= self.cap
-        in_flight = 0 if self.call is None else 1
-        assert len(client._calls._by_id) == in_flight and client._calls.has_calls() is bool(in_flight)
-        assert not desk.live_tokens and not desk.input_threads
-        pump = client._pump
-        assert pump is not None and len(pump._items) <= DEFAULT_CAPACITY + 1
+        s = self.s
+        assert len(self.held) <= self.cap
+        assert len(s.library_threads("worker")) <= self.cap  # at most max_server_requests callbacks at once
+        if self.era != "legacy":
+            return
+        for rid in PROBE_IDS:
+            s.send(jsonrpc.request(rid, "ping", None))
+            if jsonrpc.id_key(rid) not in self.held:
+                self.owe(rid)
+        s.barrier()  # every ping was read, and answered on the reader thread
+        for rid in PROBE_IDS:
+            assert s.count(rid) == self.owed(rid), (rid, s.answers.get(jsonrpc.id_key(rid)), sorted(self.held, key=repr))
+            if jsonrpc.id_key(rid) not in self.held:
+                assert s.answers[jsonrpc.id_key(rid)][-1]["result"] == {}
+
+    @invariant()
+    def requests_tie_to_the_call_in_flight(self) -> None:
+        """Each callback ran for the call in flight when its request came (the call table holds only that call)."""
+        if self.server is None:
+            return
+        handler = self.s.handler
+        with handler.lock:
+            related = dict(handler.related)
+        for tag, call_id in related.items():
+            if tag in self.tied_to:  # a legacy server request (a modern round's callbacks are the call's own)
+                assert call_id == self.tied_to[tag], (tag, call_id, self.tied_to[tag])
+
+    @invariant()
+    def notifications_are_delivered_or_counted(self) -> None:
+        """After a barrier nothing waits in the notification queue: each ran, or was dropped and counted."""
+        if self.server is None:
+            return
+        s = self.s
+        with s.handler.seen:
+            delivered = s.handler.notifications
+        assert delivered + s.client.stats["notifications_dropped"] == s.notifications_sent
+
+    @invariant()
+    def no_input_thread_outlives_its_call(self) -> None:
+        if self.server is None or self.call is not None:
+            return
+        s = self.s
+        assert wait_until(lambda: not s.library_threads("input"), WAIT), [t.name for t in s.library_threads("input")]
 
     def teardown(self) -> None:
         try:
@@ -647,6 +767,7 @@ class ClientMachine(RuleBasedStateMachine):
                 return
             s = self.s
             still_open = list(self.held.values())
+            in_flight = None if self.call is None else self.call[1]["id"]
             s.client.close(timeout=WAIT)
             self.closed = True
             if self.call is not None:
@@ -665,6 +786,9 @@ class ClientMachine(RuleBasedStateMachine):
                     assert last is not None and last["error"]["code"] == jsonrpc.INTERNAL_ERROR, last
             self.held.clear()
             self.answered_exactly_as_owed()
+            # close() cancels exactly the call in flight: the call table held nothing else
+            cancelled = [m["params"]["requestId"] for m in s.client_messages if m["method"] == "notifications/cancelled"]
+            assert cancelled == ([] if in_flight is None else [in_flight]), (cancelled, in_flight)
             assert not self.log.failures, self.log.failures
             s.peer.close()
         finally:

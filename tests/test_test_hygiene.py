@@ -22,13 +22,6 @@ CLIENT_MODULE = TESTS.parent / "mcp_input_sync" / "client.py"
 #: Reaches still allowed, by (file, expression), each with its reason. An entry that no longer
 #: matches anything fails the test too, so the list only shrinks.
 ALLOWED: dict[tuple[str, str], str] = {
-    # The desk and its locks are being restructured (issue 23, item 2): this fuzz invariant reads the
-    # tables of the parts (the inbox under its lock, the call table, the desk's tokens and input
-    # threads, the notification queue); it goes when those parts get unit tests of their bounds.
-    ("test_fuzz_client.py", "client._legacy"): "issue 23 item 2: the inbox, bounded",
-    ("test_fuzz_client.py", "client._desk"): "issue 23 item 2: the desk's tokens and input threads",
-    ("test_fuzz_client.py", "client._calls"): "issue 23 item 2: the call table, bounded",
-    ("test_fuzz_client.py", "client._pump"): "issue 23 item 2: the notification queue, bounded",
 }
 
 

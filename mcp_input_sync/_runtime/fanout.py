@@ -102,7 +102,7 @@ def run_bounded(
         while len(values) + len(errors) < len(jobs) and not overdue(_clock.monotonic()):
             progress.wait(_clock.MAX_WAIT)
         outcomes = Outcomes(dict(values), dict(errors), len(values) + len(errors) == len(jobs))
-    for thread in mine:
+    for thread in list(threads):  # this run's, and those of runs abandoned earlier that have ended since
         if not thread.is_alive():
             threads.discard(thread)
     return outcomes

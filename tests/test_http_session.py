@@ -21,7 +21,7 @@ import requests
 
 from mcp_input_sync._protocol import jsonrpc
 from mcp_input_sync.transports import Outgoing, TransportClosed
-from mcp_input_sync.transports.base import Decoded
+from mcp_input_sync.transports.base import ANSWER, Decoded
 from mcp_input_sync.transports import _send
 from mcp_input_sync.transports.http import HttpTransport
 
@@ -42,8 +42,8 @@ def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str
 @pytest.fixture
 def server() -> Iterator[TinyServer]:
     def answer(seen: Seen) -> Reply:
-        if not isinstance(seen.body, dict) or "id" not in seen.body:
-            return Reply(202)
+        if not isinstance(seen.body, dict) or "id" not in seen.body or "method" not in seen.body:
+            return Reply(202)  # a notification or an answer
         return Reply(200, {"Set-Cookie": "route=a1; Path=/"}, rpc(seen.body["id"], {}))
 
     tiny = TinyServer(answer)
@@ -191,3 +191,16 @@ def test_an_answer_the_transport_decoded_is_handed_on_decoded(server: TinyServer
     finally:
         transport.close(BOUND)
     assert type(data) is Decoded and data.message == json.loads(data) == rpc(4, {})
+
+
+def test_answers_and_notifications_that_get_a_202_leave_the_connection_for_the_next_post(server: TinyServer) -> None:
+    # an empty 202 closed unread would drop its connection: every answer would open a new one
+    transport = over(requests.Session(), server.url)
+    transport.start(lambda *message: None, lambda error: None)
+    try:
+        for n in range(20):
+            transport.send(jsonrpc.encode(jsonrpc.result(n, {"action": "decline"})), ANSWER)
+            transport.send(jsonrpc.encode(jsonrpc.notification("notifications/progress", {"n": n})), Outgoing("notifications/progress"))
+    finally:
+        transport.close(BOUND)
+    assert len(server.posts()) == 40 and server.connections == 1

@@ -51,12 +51,23 @@ def rpc(request_id: Any, result: Any) -> JsonDict:
     return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
 
-class _TLSServer(ThreadingHTTPServer):
+class _Server(ThreadingHTTPServer):
+    """A threading HTTP server that counts the connections it accepted."""
+
+    connections = 0
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        self.connections += 1  # the accept loop's own thread: no lock needed
+        return super().get_request()
+
+
+class _TLSServer(_Server):
     """A threading HTTP server whose accepted connections speak TLS."""
 
     tls: ssl.SSLContext
 
     def get_request(self) -> tuple[socket.socket, Any]:
+        self.connections += 1
         sock, address = self.socket.accept()
         sock.settimeout(HANDSHAKE_TIMEOUT)
         # The handshake waits for the connection's own thread (finish_request), so a
@@ -122,8 +133,9 @@ class TinyServer:
 
             do_POST = do_GET = do_DELETE = _serve
 
+        self.server: _Server
         if tls is None:
-            self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+            self.server = _Server(("127.0.0.1", 0), Handler)
         else:
             self.server = _TLSServer(("127.0.0.1", 0), Handler)
             self.server.tls = tls
@@ -132,6 +144,11 @@ class TinyServer:
         self.url = f"{scheme}://127.0.0.1:{self.server.server_address[1]}/mcp"
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, name="tiny-http-server", daemon=True)
         self.thread.start()
+
+    @property
+    def connections(self) -> int:
+        """How many connections the server accepted."""
+        return self.server.connections
 
     def posts(self, method: Optional[str] = None) -> list[Seen]:
         with self.lock:

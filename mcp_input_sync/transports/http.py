@@ -521,6 +521,13 @@ class HttpTransport(Transport):
         request_id = info.request_id
         kind = response.headers.get("Content-Type", "").split(";")[0].strip().lower()
         if response.status_code == 202 or request_id is None:
+            if response.headers.get("Content-Length") == "0":
+                # an empty body read to its end gives the connection back to the pool; closed
+                # unread, it is dropped, and the next POST (the next answer) opens a new one
+                try:
+                    response.raw.read()
+                except Exception:  # noqa: BLE001 - a broken connection is simply not reused
+                    pass
             response.close()
             return
         if kind == "text/event-stream":

@@ -10,6 +10,7 @@ import pytest
 from mcp_input_sync.testing import FakeServer
 
 from .harness import Peer, recorded_server, schema_errors
+from .tiny_http import TinyServer
 
 
 def library_threads() -> list[threading.Thread]:
@@ -49,3 +50,12 @@ def peer(request: pytest.FixtureRequest) -> Iterator[Peer]:
     finally:
         p.close()
     assert p.recorder.schema_errors == []
+
+
+@pytest.fixture
+def tiny() -> Iterator[list[TinyServer]]:
+    """Scripted HTTP endpoints (tests/tiny_http.py) a test starts; each is closed after it."""
+    servers: list[TinyServer] = []
+    yield servers
+    for server in servers:
+        server.close()

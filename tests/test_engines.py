@@ -38,8 +38,9 @@ from mcp_input_sync._stats import Stats
 from mcp_input_sync.errors import ClientError
 from mcp_input_sync.handler import CancelToken
 from mcp_input_sync.options import Options
-from mcp_input_sync.transports.base import OnClose, OnMessage, Outgoing, Transport
+from mcp_input_sync.transports.base import Outgoing
 
+from .scripted import AnswersOnSend
 from .test_runtime_pieces import Watch
 
 JsonDict = dict[str, Any]
@@ -103,31 +104,16 @@ def error(code: int, message: str, data: Any = None) -> JsonDict:
 UNSUPPORTED = error(jsonrpc.UNSUPPORTED_VERSION, "unsupported protocol version", {"supported": [MODERN]})
 
 
-class ScriptedServer(Transport):
+class ScriptedServer(AnswersOnSend):
     """Answers each request at once, on the sending thread, with the next answer of ``script``."""
 
     def __init__(self, script: list[JsonDict]) -> None:
+        super().__init__()
         self.script = list(script)
-        self.sent: list[tuple[JsonDict, Outgoing]] = []
-        self._on_message: Optional[OnMessage] = None
 
-    def start(self, on_message: OnMessage, on_close: OnClose) -> None:
-        self._on_message = on_message
-
-    def send(self, data: bytes, info: Outgoing) -> None:
-        message = json.loads(data)
-        self.sent.append((message, info))
-        if "id" not in message or "method" not in message:
-            return
+    def reply_to(self, message: JsonDict) -> Optional[JsonDict]:
         assert self.script, f"the client sent more than the script answers: {message['method']}"
-        answer = self.script.pop(0)
-        reply: JsonDict = {"jsonrpc": "2.0", "id": message["id"]}
-        reply.update(answer if "error" in answer else {"result": answer})
-        assert self._on_message is not None
-        self._on_message(json.dumps(reply).encode())
-
-    def close(self, timeout: float) -> None:
-        pass
+        return self.script.pop(0)
 
     @property
     def requests(self) -> list[tuple[JsonDict, Outgoing]]:

@@ -10,7 +10,6 @@ modern stamp.
 
 from __future__ import annotations
 
-import json
 import threading
 from typing import Any, Callable, Optional, Union
 
@@ -24,7 +23,8 @@ from mcp_input_sync._session import Session
 from mcp_input_sync._stats import Stats
 from mcp_input_sync.errors import ClientError
 from mcp_input_sync.options import Options
-from mcp_input_sync.transports.base import OnClose, OnMessage, Outgoing, Transport
+
+from .scripted import AnswersOnSend
 
 JsonDict = dict[str, Any]
 MODERN = "2026-07-28"
@@ -45,35 +45,19 @@ NOT_FOUND = {"error": {"code": -32601, "message": "method not found"}}
 MODERN_ONLY = {"error": {"code": -32602, "message": "unsupported", "data": {"supported": [MODERN]}}}
 
 
-class ScriptedServer(Transport):
+class ScriptedServer(AnswersOnSend):
     """Answers each request at once, on the sending thread, from ``script`` (method -> answer)."""
 
     def __init__(self, script: Script, era_key: Optional[str] = None, ties_by_stream: bool = False) -> None:
+        super().__init__()
         self.script = script
         self.era_key = era_key
         self.ties_by_stream = ties_by_stream
-        self.sent: list[tuple[JsonDict, Outgoing]] = []
         self.told: list[tuple[str, str]] = []
-        self._on_message: Optional[OnMessage] = None
 
-    def start(self, on_message: OnMessage, on_close: OnClose) -> None:
-        self._on_message = on_message
-
-    def send(self, data: bytes, info: Outgoing) -> None:
-        message = json.loads(data)
-        self.sent.append((message, info))
-        if "id" not in message or "method" not in message:
-            return
+    def reply_to(self, message: JsonDict) -> Optional[JsonDict]:
         answer = self.script.get(message["method"], NOT_FOUND)
-        if answer is SILENT:
-            return
-        reply: JsonDict = {"jsonrpc": "2.0", "id": message["id"]}
-        reply.update(answer if "error" in answer else {"result": answer})
-        assert self._on_message is not None
-        self._on_message(json.dumps(reply).encode())
-
-    def close(self, timeout: float) -> None:
-        pass
+        return None if answer is SILENT else answer
 
     def set_protocol(self, era: str, version: str) -> None:
         self.told.append((era, version))

@@ -113,13 +113,6 @@ def test_the_era_is_cached_per_endpoint(modern_url: str) -> None:
 # ---------------------------------------------------------------------------- scripted edge cases
 
 
-@pytest.fixture
-def tiny() -> Iterator[list[TinyServer]]:
-    servers: list[TinyServer] = []
-    yield servers
-    for server in servers:
-        server.close()
-
 
 def legacy_answer(state: JsonDict) -> Any:
     """A minimal 2025-11-25 endpoint, with hooks for one test at a time."""

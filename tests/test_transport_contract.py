@@ -396,13 +396,6 @@ def test_setup_and_outgoing_are_frozen() -> None:
 # ---------------------------------------------------------------------------- HTTP: headers from what it is told
 
 
-@pytest.fixture
-def tiny() -> Iterator[list[TinyServer]]:
-    servers: list[TinyServer] = []
-    yield servers
-    for server in servers:
-        server.close()
-
 
 def test_http_takes_its_headers_from_what_it_is_told_never_from_the_body(tiny: list[TinyServer]) -> None:
     server = TinyServer(lambda seen: Reply(202))

@@ -204,3 +204,14 @@ def test_answers_and_notifications_that_get_a_202_leave_the_connection_for_the_n
     finally:
         transport.close(BOUND)
     assert len(server.posts()) == 40 and server.connections == 1
+
+
+def test_a_session_header_set_to_none_is_not_sent(server: TinyServer) -> None:
+    session = requests.Session()
+    session.headers["User-Agent"] = None  # type: ignore[assignment]  # requests' way to remove a default header
+    transport = over(session, server.url)
+    try:
+        call(transport)
+    finally:
+        transport.close(BOUND)
+    assert "python-requests" not in server.posts("tools/list")[0].headers.get("user-agent", "")  # urllib3 may add its own

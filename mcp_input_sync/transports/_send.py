@@ -76,9 +76,16 @@ def send(session: requests.Session, route: Route, verb: str, headers: Mapping[st
     prepared = requests.PreparedRequest()
     prepared.prepare_method(verb)
     prepared.url = route.url
-    merged = CaseInsensitiveDict(session.headers)
+    # a plain dict: where the session and the request name a header in other cases, both reach
+    # prepare_headers in this order and the request's wins, as with merge_setting; a None value
+    # (a header removed) takes merge_setting's own case-insensitive way
+    merged: dict[str, Any] = dict(session.headers)
     merged.update(headers)
-    prepared.prepare_headers({name: value for name, value in merged.items() if value is not None})
+    if None in merged.values():
+        exact = CaseInsensitiveDict(session.headers)
+        exact.update(headers)
+        merged = {name: value for name, value in exact.items() if value is not None}
+    prepared.prepare_headers(merged)
     cookies = session.cookies
     if len(cookies):
         prepared.prepare_cookies(cookies)

@@ -3,6 +3,13 @@
 
     python benchmarks/run.py [--reps 5] [--cases e1,e8,mrtr,log,idle,fixed] [--clients raw,sdk,lib]
                              [--scaling] [--quick] [--out DIR] [--timeout 60] [--profile]
+                             [--parts stdio,http,curves]
+
+--parts chooses what runs (all three by default; --quick runs stdio and http, small,
+in under a minute): stdio is this runner's own table; http is http_cases.py (plain
+calls, elicitation round trips over SSE and 2026-07-28 rounds over Streamable HTTP,
+beside the http.client floor and the SDK); curves is curves.py (how cost grows, with
+its plots written to OUT).
 
 Runs the three clients of this folder (raw_client.py: the physical limit; sdk_client.py:
 the official SDK; client.py: this library) against server.py, interleaved: in every
@@ -368,46 +375,9 @@ def precompile(python: str) -> None:
     subprocess.run([python, "-c", code], check=False, timeout=120, stdout=subprocess.DEVNULL)
 
 
-def main(argv: Optional[list[str]] = None) -> int:
-    doc = __doc__ or ""
-    ap = argparse.ArgumentParser(description=doc.split("\n")[1], epilog=doc,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--cases", default="e1,e8,mrtr,log,idle,fixed")
-    ap.add_argument("--clients", default="raw,sdk,lib", help="subset of raw,sdk,lib (raw is always run)")
-    ap.add_argument("--scaling", action="store_true", help="add the concurrency and message-size cases")
-    ap.add_argument("--sizes", default="s1k,s100k,s1m", help="which message-size cases --scaling runs")
-    ap.add_argument("--quick", action="store_true", help="tiny sizes, 1 rep, no warm-up: a smoke test")
-    ap.add_argument("--n-elicit", type=int, default=2000)
-    ap.add_argument("--n-mrtr", type=int, default=500)
-    ap.add_argument("--n-log", type=int, default=50000)
-    ap.add_argument("--idle-s", type=int, default=5)
-    ap.add_argument("--timeout", type=float, default=60.0, help="seconds per run")
-    ap.add_argument("--python", default=sys.executable, help="interpreter for the server and the clients")
-    ap.add_argument("--sdk-python", default=os.environ.get("SDK_PY"), help="interpreter with mcp==2.3.0")
-    ap.add_argument("--profile", action="store_true", help="also cProfile the lib's e1 and log work phases")
-    ap.add_argument("--out", default=os.environ.get("BENCH_OUT"),
-                    help="output folder (default ~/.cache/mcp_input_sync-bench/<stamp>)")
-    a = ap.parse_args(argv)
-    if a.quick and "--reps" not in (argv if argv is not None else sys.argv[1:]):
-        a.reps = 1
-
-    precompile(a.python)
-    cases = build_cases(a)
-    chosen = ["raw"] + [c for c in a.clients.split(",") if c and c != "raw"]
-    unknown = [c for c in chosen if c not in CLIENT_FILES]
-    if unknown:
-        ap.error(f"unknown clients {unknown}")
-    commands = {c: [a.sdk_python if c == "sdk" and a.sdk_python else a.python, str(HERE / CLIENT_FILES[c])]
-                for c in chosen}
-    clients = list(commands)
-
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    out_dir = Path(a.out) if a.out else Path.home() / ".cache" / "mcp_input_sync-bench" / stamp
-    work = out_dir / "runs"
-    work.mkdir(parents=True, exist_ok=True)
-    become_subreaper()
-    print(f"bench: clients {','.join(clients)}; {len(cases)} cases x {a.reps} reps; out {out_dir}", flush=True)
+def run_stdio(a: argparse.Namespace, cases: list[Case], clients: list[str], commands: dict[str, list[str]],
+              work: Path, stamp: str) -> tuple[list[Run], str]:
+    """The stdio part: every case x client x repetition, interleaved; the runs and the table."""
     began = time.perf_counter()
     if not a.quick:  # page cache and .pyc files
         warm = Case("warm", "elicit", 20)
@@ -439,13 +409,85 @@ def main(argv: Optional[list[str]] = None) -> int:
     bad = [r for r in runs if not r.ok]
     report += f"\n{len(runs) - len(bad)}/{len(runs)} runs valid" + "".join(
         f"\n  INVALID {r.case} {r.client} rep {r.rep}: {r.why}" for r in bad)
+    return runs, report
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    doc = __doc__ or ""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[1], epilog=doc,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--cases", default="e1,e8,mrtr,log,idle,fixed")
+    ap.add_argument("--clients", default="raw,sdk,lib", help="subset of raw,sdk,lib (raw is always run)")
+    ap.add_argument("--scaling", action="store_true", help="add the concurrency and message-size cases")
+    ap.add_argument("--sizes", default="s1k,s100k,s1m", help="which message-size cases --scaling runs")
+    ap.add_argument("--quick", action="store_true", help="tiny sizes, 1 rep, no warm-up: a smoke test")
+    ap.add_argument("--n-elicit", type=int, default=2000)
+    ap.add_argument("--n-mrtr", type=int, default=500)
+    ap.add_argument("--n-log", type=int, default=50000)
+    ap.add_argument("--idle-s", type=int, default=5)
+    ap.add_argument("--timeout", type=float, default=60.0, help="seconds per run")
+    ap.add_argument("--python", default=sys.executable, help="interpreter for the server and the clients")
+    ap.add_argument("--sdk-python", default=os.environ.get("SDK_PY"), help="interpreter with mcp==2.3.0")
+    ap.add_argument("--profile", action="store_true", help="also cProfile the lib's e1 and log work phases")
+    ap.add_argument("--parts", default=None, help="subset of stdio,http,curves (default: all; stdio,http with --quick)")
+    ap.add_argument("--out", default=os.environ.get("BENCH_OUT"),
+                    help="output folder (default ~/.cache/mcp_input_sync-bench/<stamp>)")
+    a = ap.parse_args(argv)
+    if a.quick and "--reps" not in (argv if argv is not None else sys.argv[1:]):
+        a.reps = 1
+    parts = set((a.parts or ("stdio,http" if a.quick else "stdio,http,curves")).split(","))
+    if parts - {"stdio", "http", "curves"}:
+        ap.error(f"unknown parts {sorted(parts - {'stdio', 'http', 'curves'})}")
+
+    precompile(a.python)
+    cases = build_cases(a)
+    chosen = ["raw"] + [c for c in a.clients.split(",") if c and c != "raw"]
+    unknown = [c for c in chosen if c not in CLIENT_FILES]
+    if unknown:
+        ap.error(f"unknown clients {unknown}")
+    commands = {c: [a.sdk_python if c == "sdk" and a.sdk_python else a.python, str(HERE / CLIENT_FILES[c])]
+                for c in chosen}
+    clients = list(commands)
+
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    out_dir = Path(a.out) if a.out else Path.home() / ".cache" / "mcp_input_sync-bench" / stamp
+    work = out_dir / "runs"
+    work.mkdir(parents=True, exist_ok=True)
+    become_subreaper()
+    print(f"bench: clients {','.join(clients)}; {len(cases)} cases x {a.reps} reps; out {out_dir}", flush=True)
+    runs: list[Run] = []
+    report = ""
+    if "stdio" in parts:
+        runs, report = run_stdio(a, cases, clients, commands, work, stamp)
+    if "http" in parts:
+        from http_cases import render as render_http
+        from http_cases import run_http_cases
+
+        began = time.perf_counter()
+        rows = run_http_cases(a.reps if a.reps <= 3 else 3, a.quick, a.python, a.sdk_python)
+        report += (f"\n\n# HTTP: client CPU per unit, {time.perf_counter() - began:.0f} s; x = median of per-rep "
+                   f"ratios to the http.client floor and to the SDK\n" + render_http(rows))
+        bad_http = [r for r in rows if r["ok_runs"] != r["runs"]]
+        report += "".join(f"\n  INVALID http {r['case']} {r['client']}: {r.get('failures')}" for r in bad_http)
+    else:
+        bad_http = []
+    if "curves" in parts:
+        from curves import render_curves, run_curves
+
+        data = run_curves(a.quick, a.python, a.sdk_python, out_dir)
+        report += "\n\n" + render_curves(data)
+        bad_curves = list(data.get("meta", {}).get("failures") or [])
+        report += "".join(f"\n  INVALID curve run: {failure}" for failure in bad_curves)
+    else:
+        bad_curves = []
     print("\n" + report, flush=True)
     (out_dir / "table.txt").write_text(report + "\n")
     (out_dir / "runs.json").write_text(json.dumps(
         {"stamp": stamp, "argv": sys.argv, "commands": {k: shlex.join(v) for k, v in commands.items()},
          "cases": [asdict(c) for c in cases], "runs": [asdict(r) for r in runs]}, indent=1, default=str))
     print(f"results: {out_dir}/table.txt and runs.json", flush=True)
-    return 1 if bad else 0
+    return 1 if bad_http or bad_curves or any(not r.ok for r in runs) else 0
 
 
 if __name__ == "__main__":

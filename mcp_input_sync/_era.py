@@ -19,24 +19,24 @@ from typing import Optional
 
 
 class ClientEra:
-    """One client's era: None until the handshake decides, then ``"legacy"`` or ``"modern"``."""
+    """One client's era: None until the handshake decides, then ``"legacy"`` or ``"modern"``.
 
-    __slots__ = ("_name",)
+    ``name`` is read on every callback's context, so it is a plain attribute
+    (a property costs a call each time); only :meth:`decide` writes it.
+    """
+
+    __slots__ = ("name",)
 
     def __init__(self) -> None:
-        self._name: Optional[str] = None
-
-    @property
-    def name(self) -> Optional[str]:
-        """``"legacy"`` or ``"modern"`` once decided, else None."""
-        return self._name
+        #: ``"legacy"`` or ``"modern"`` once decided, else None.
+        self.name: Optional[str] = None
 
     def decide(self, era: str) -> None:
         """The handshake decided (again, when a remembered era did not hold)."""
-        self._name = era
+        self.name = era
 
     def __repr__(self) -> str:
-        return f"ClientEra({self._name!r})"
+        return f"ClientEra({self.name!r})"
 
 
 class EraCache:

@@ -177,7 +177,7 @@ class LegacyEngine:
             log.warning("mcp_input_sync: server request with an invalid id; answered -32600")
             self._send_message(jsonrpc.error(None, jsonrpc.INVALID_REQUEST, "invalid request id"))
             return
-        if self._is_open(request_id):
+        if self.inbox.get(request_id) is not None:  # one dict lookup is atomic: no lock (admit() re-checks under it)
             log.warning("mcp_input_sync: server reused the id %r of an unanswered request; dropped", request_id)
             return
         if method == "ping":
@@ -283,7 +283,9 @@ class LegacyEngine:
                 self.send(data)
         except TransportClosed:
             log.debug("mcp_input_sync: answer to %r not sent: transport closed", entry.id)
-        self._untie(entry)
+        call = entry.call
+        if call is not None:  # _untie, written out: this is every answer's path
+            self.calls.untie(entry, call, _clock.monotonic())
         return True
 
     def _flush_quietly(self) -> None:

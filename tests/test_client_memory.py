@@ -616,9 +616,9 @@ def test_a_late_answer_to_a_timed_out_request_leaves_the_reused_id_open_and_the_
     server = recorded_server()
     before = set(threading.enumerate())
     with open_client(server, LateThenFine(), handler_timeout={"elicitation": 0.2}) as client:
-        watchdog = watchdog_of(set(threading.enumerate()) - before)
         server.send_request(7, "elicitation/create", FORM)
         assert server.wait_for_answer(7)["error"]["code"] == -32603  # timed out
+        watchdog = watchdog_of(set(threading.enumerate()) - before)  # started by the request's deadline
         server.send_request(7, "elicitation/create", FORM)
         assert second.wait(WAIT)
         release.set()

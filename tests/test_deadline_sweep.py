@@ -12,7 +12,7 @@ from mcp_input_sync._runtime.deadlines import DeadlineSweep
 from mcp_input_sync._runtime.watchdog import Watchdog
 from mcp_input_sync.testing import FakeServer
 
-from .wakes import WAKE_COUNTS, comes_to_rest, keeps_waking, needs_wake_counts, rests, watchdog_of
+from .wakes import WAKE_COUNTS, comes_to_rest, keeps_waking, needs_wake_counts, watchdog_of
 
 WAIT = 10.0
 SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}}
@@ -32,10 +32,10 @@ def test_the_sweep_runs_only_while_requests_are_open() -> None:
     with FakeServer() as fake:
         before = set(threading.enumerate())
         client = fake.client(Slow()).open()
-        watchdog = watchdog_of(set(threading.enumerate()) - before)
-        assert rests(watchdog)  # idle: nothing to sweep, nothing wakes the watchdog
+        assert not [t for t in set(threading.enumerate()) - before if "watchdog" in t.name]  # idle: not even started
         fake.send_request(7, "elicitation/create", {"mode": "form", "message": "m", "requestedSchema": SCHEMA})
         assert started.wait(WAIT)
+        watchdog = watchdog_of(set(threading.enumerate()) - before)  # started by the request's deadline
         assert keeps_waking(watchdog)  # the sweep: a wake at least every 0.1 s while a callback runs
         fake.send_request(8, "elicitation/create", {"mode": "form", "message": "m", "requestedSchema": SCHEMA})
         release.set()

@@ -596,7 +596,9 @@ def test_fault_stuck_callbacks_hold_slots_get_busy_and_the_process_still_exits(t
     assert out["stuck"] == 8 and out["stuck_warnings"] == 8
     # the slots stay held: everything else was answered busy, with no thread explosion
     assert out["busy_at_close"] >= 92 + 200
-    assert out["during"] <= out["before"] + 8 + 1
+    # 8 stuck workers and at most one more, and the watchdog and the notification thread,
+    # which start with the first request (before counts the threads of an idle client)
+    assert out["during"] <= out["before"] + 8 + 1 + 2
     # after close only the stuck workers remain, and they did not keep the interpreter alive
     assert out["after"] == ["mcp-input-sync-worker"] * 8
     assert out["outcomes"] == ["closed", "closed", "closed"]

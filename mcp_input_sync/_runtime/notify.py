@@ -2,7 +2,9 @@
 
 The queue is bounded: beyond ``capacity`` waiting jobs, :meth:`post` drops
 the new one and returns False (the caller counts it). A job that raises is
-logged and skipped; the pump keeps going.
+logged and skipped; the pump keeps going. The thread starts with the first
+job after :meth:`start`: a client that hears nothing runs none (a host
+with fifty idle clients would otherwise hold fifty sleeping threads).
 """
 
 from __future__ import annotations
@@ -28,10 +30,15 @@ class NotificationPump:
         self._cv = threading.Condition(threading.Lock())
         self._waiting = False
         self._stopped = False
+        self._started = False
         self._thread: Optional[threading.Thread] = None
 
     def start(self) -> None:
-        self._thread = start_thread("notify", self._run)
+        """From now on jobs run; the thread itself starts with the first one."""
+        with self._cv:
+            self._started = True
+            if self._items and self._thread is None:
+                self._thread = start_thread("notify", self._run)
 
     def post(self, job: Job, *args: Any) -> bool:
         """Queue ``job(*args)``; False (dropped) when full or stopped."""
@@ -41,6 +48,8 @@ class NotificationPump:
             self._items.append((job, args))
             if self._waiting:
                 self._cv.notify()
+            elif self._thread is None and self._started:
+                self._thread = start_thread("notify", self._run)
         return True
 
     def drain(self, timeout: float) -> bool:
@@ -54,6 +63,8 @@ class NotificationPump:
         with self._cv:
             if self._stopped:
                 return False
+            if not self._items and (self._waiting or self._thread is None):
+                return True  # nothing posted is still to run
             self._items.append((done.set, ()))  # a marker: not subject to the cap
             if self._waiting:
                 self._cv.notify()

@@ -46,12 +46,26 @@ class Watchdog:
         self._seq = itertools.count()
         self._cv = threading.Condition(threading.Lock())
         self._stopped = False
+        self._started = False
         self._thread: Optional[threading.Thread] = None
         self._watchers: list[Callable[[], bool]] = []
         self._fast: list[Callable[[], bool]] = []
 
     def start(self) -> None:
-        self._thread = start_thread("watchdog", self._run)
+        """From now on timers and checks run; the thread itself starts with the first one.
+
+        A client with nothing due (no request open, no deadline) runs no
+        watchdog thread: a host with fifty idle clients holds none.
+        """
+        with self._cv:
+            self._started = True
+            if self._thread is None and (self._heap or self._watchers or self._fast):
+                self._thread = start_thread("watchdog", self._run)
+
+    def _needed_locked(self) -> None:
+        """Under ``_cv``: something was registered; start the thread if it is not running."""
+        if self._thread is None and self._started and not self._stopped:
+            self._thread = start_thread("watchdog", self._run)
 
     def schedule(self, deadline: float, fn: Callable[[], None]) -> Timer:
         """Call ``fn`` on the watchdog thread once the library clock reaches ``deadline``."""
@@ -68,6 +82,7 @@ class Watchdog:
                     self._heap = live
             if earliest:
                 self._cv.notify()
+            self._needed_locked()
         return timer
 
     def watch(self, fn: Callable[[], bool]) -> None:
@@ -82,6 +97,7 @@ class Watchdog:
             if not self._watchers:
                 self._cv.notify()
             self._watchers.append(fn)
+            self._needed_locked()
 
     def watch_fast(self, fn: Callable[[], bool], wake: bool = True) -> None:
         """Like :meth:`watch`, but call ``fn`` every :data:`FAST` real seconds until it returns True.
@@ -98,6 +114,7 @@ class Watchdog:
             self._fast.append(fn)
             if wake and not self._watchers:  # see watch()
                 self._cv.notify()
+            self._needed_locked()
 
     def _cap(self) -> Optional[float]:
         """The longest real-time wait allowed now (None: no cap)."""

@@ -55,7 +55,6 @@ files and curves.json), :func:`render` (the tables; also named ``render_curves``
 from __future__ import annotations
 
 import argparse
-import ctypes
 import json
 import os
 import resource
@@ -68,6 +67,8 @@ import threading
 import time
 from pathlib import Path
 from typing import Any, Callable, Optional
+
+from probes import become_subreaper, children_of_me, peak_rss_kb, thread_count
 
 HERE = Path(__file__).resolve().parent
 CURVE_SERVER = HERE / "curve_server.py"
@@ -685,50 +686,10 @@ def worker_main(kind: str, client: str, params: str) -> int:
 
 # ============================================================================ runner side
 
-def become_subreaper() -> None:
-    """A server its client left behind is re-parented to this process, which reaps it."""
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
-    except (OSError, AttributeError):
-        pass
-
-
-def proc_hwm_kb(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/status", "rb") as fh:
-            for line in fh:
-                if line.startswith(b"VmHWM:"):
-                    return int(line.split()[1])
-    except (OSError, ValueError, IndexError):
-        pass
-    return 0
-
-
-def proc_threads(pid: int) -> int:
-    try:
-        return len(os.listdir(f"/proc/{pid}/task"))
-    except OSError:
-        return 0
-
-
-def my_children() -> list[int]:
-    me, found = os.getpid(), []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat", "rb") as fh:
-                    stat = fh.read()
-                if int(stat[stat.rindex(b")") + 2:].split()[1]) == me:
-                    found.append(int(entry))
-            except (OSError, ValueError):
-                pass
-    return found
-
-
 def reap_orphans(skip: set[int], grace_s: float) -> int:
     """Reap servers re-parented to us (not ``skip``: the HTTP server); SIGKILL them after ``grace_s``."""
     deadline = time.perf_counter() + grace_s
-    left = [pid for pid in my_children() if pid not in skip]
+    left = [pid for pid in children_of_me() if pid not in skip]
     count = len(left)
     while left:
         for pid in list(left):
@@ -773,8 +734,8 @@ def run_worker(python: str, kind: str, client: str, params: Json, timeout: float
         pid, status, _usage = os.wait4(proc.pid, os.WNOHANG)
         if pid:
             break
-        hwm = max(hwm, proc_hwm_kb(proc.pid))
-        threads = max(threads, proc_threads(proc.pid))
+        hwm = max(hwm, peak_rss_kb(proc.pid))
+        threads = max(threads, thread_count(proc.pid))
         if not timed_out and time.perf_counter() - started > timeout:
             timed_out = True
             try:

@@ -50,7 +50,6 @@ or accepted != N, timeout).
 from __future__ import annotations
 
 import argparse
-import ctypes
 import json
 import os
 import shlex
@@ -63,6 +62,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Optional
+
+from probes import become_subreaper, children_of_me, peak_rss_kb, thread_count
 
 HERE = Path(__file__).resolve().parent
 SERVER = HERE / "server.py"
@@ -100,48 +101,7 @@ class Run:
     result: dict[str, Any] = field(default_factory=dict)
 
 
-# ---------------------------------------------------------------------------- process probes
-
-def become_subreaper() -> None:
-    """Orphaned grandchildren (a server its client left behind) get re-parented to us."""
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
-    except (OSError, AttributeError):
-        pass
-
-
-def peak_rss_kb(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/status", "rb") as fh:
-            for line in fh:
-                if line.startswith(b"VmHWM:"):
-                    return int(line.split()[1])
-    except (OSError, ValueError, IndexError):
-        pass
-    return 0
-
-
-def thread_count(pid: int) -> int:
-    try:
-        return len(os.listdir(f"/proc/{pid}/task"))
-    except OSError:
-        return 0
-
-
-def children_of_me() -> list[int]:
-    me, found = os.getpid(), []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as fh:
-                stat = fh.read()
-            if int(stat[stat.rindex(b")") + 2:].split()[1]) == me:
-                found.append(int(entry))
-        except (OSError, ValueError):
-            pass
-    return found
-
+# ---------------------------------------------------------------------------- process probes (probes.py)
 
 def reap_leftovers(grace_s: float) -> set[int]:
     """Reap whatever children are left (orphaned servers); SIGKILL them after ``grace_s``."""

@@ -265,7 +265,10 @@ class Handshake:
         version = eras.MODERN_VERSION
         self._configure(version, self.capabilities(version))
         done = threading.Event()
-        wait = max(0.0, min(self.options.discover_timeout, self._left()))
+        # discover_timeout is how long to wait before trying initialize instead; a forced
+        # 2026-07-28 has nothing else to try, so it waits the whole timeout (a server that
+        # starts slowly, FastMCP under load say, is not a server that cannot answer)
+        wait = max(0.0, self._left() if forced else min(self.options.discover_timeout, self._left()))
         try:
             probe = session.start("server/discover", None, is_call=False, clock=self._clock(wait), done=done, stamp=self.stamp)
         except ClientError as exc:
@@ -280,9 +283,7 @@ class Handshake:
         self._tried.append(f"server/discover (no answer in {wait:g} s)")
         if forced:
             session.calls.forget(probe)
-            if wait < self.options.discover_timeout:
-                raise self._out_of_time()
-            raise ClientError("timeout", f"server/discover was not answered within {self.options.discover_timeout:g} s")
+            raise self._out_of_time()
         if self._left() <= 0:
             session.calls.forget(probe)
             raise self._out_of_time()

@@ -91,8 +91,27 @@ def run_runner(tmp_path: Path, *args: str) -> dict[str, Any]:
 
 def test_runner_quick(tmp_path: Path) -> None:
     # The sdk column is left out to keep this fast; sdk_client.py has its own tests above.
-    data = run_runner(tmp_path, "--clients", "raw,lib", "--scaling", "--sizes", "s1k")
+    data = run_runner(tmp_path, "--parts", "stdio", "--clients", "raw,lib", "--scaling", "--sizes", "s1k")
     seen = {(r["case"], r["client"]) for r in data["runs"]}
     for case in ("e1", "e8", "mrtr", "log", "idle", "fixed", "c1", "c8", "c64", "s1k"):
         for client in ("raw", "lib"):
             assert (case, client) in seen
+
+
+def test_http_cases_quick_runs_each_case_for_the_floor_and_the_library(tmp_path: Path) -> None:
+    out = tmp_path / "http.json"
+    argv = [sys.executable, str(BENCH / "http_cases.py"), "--quick", "--clients", "floor,lib",
+            "--n", "echo=20", "--n", "elicit=5", "--n", "mrtr=5", "--json", str(out)]
+    done = subprocess.run(argv, check=False, capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-1000:]
+    rows = json.loads(out.read_text())["rows"]
+    assert {(r["case"], r["client"]) for r in rows} == {(c, k) for c in ("echo", "elicit", "mrtr") for k in ("floor", "lib")}
+    assert all(r["ok_runs"] == r["runs"] == 1 for r in rows)
+
+
+def test_curves_quick_draws_the_pool_and_listing_curves(tmp_path: Path) -> None:
+    argv = [sys.executable, str(BENCH / "curves.py"), "--quick", "--curves", "pool,list", "--out", str(tmp_path)]
+    done = subprocess.run(argv, check=False, capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-1000:]
+    assert "0 failed runs" in done.stdout
+    assert (tmp_path / "curve-pool.svg").read_text().startswith("<svg") and (tmp_path / "curves.json").exists()

@@ -591,6 +591,8 @@ def test_legacy_resource_subscriptions_use_resources_subscribe(recorder: Recorde
         (["--late-discover", "0.6"], {"discover_timeout": 0.2}, "modern", V),
         (["--legacy-only"], {"protocol": "2025-06-18"}, "legacy", "2025-06-18"),
         (["--modern"], {"protocol": "modern"}, "modern", V),
+        # forced: nothing else to try, so a late answer within timeout is waited for
+        (["--late-discover", "0.6"], {"protocol": "2026-07-28", "discover_timeout": 0.2}, "modern", V),
     ],
 )
 def test_era_detection(recorder: Recorder, flags: list[str], options: JsonDict, era: str, version: str) -> None:

@@ -469,7 +469,9 @@ def test_log_rate_limit_by_time_travel(era: str) -> None:
             client.call_tool("chatty")
             assert handler.noted.wait(5)  # the notification thread reached the custom one
             frozen.tick(1)
+            handler.noted.clear()
             client.call_tool("chatty")
+            assert handler.noted.wait(5)  # and the second call's (so the next wait is for the third)
             handler.noted.clear()
             fake.notify("notifications/custom")
             assert handler.noted.wait(5)

@@ -198,11 +198,15 @@ def test_a_job_past_its_own_limit_ends_the_wait_with_the_others_counted_from_the
             return "quick"
 
         threads: set[threading.Thread] = set()
-        outcomes = run_bounded({"stuck": stuck, "quick": quick}, 2, {"stuck": 10.0, "quick": 60.0}, end_of(), on_failure=lambda: None, threads=threads)
-        assert not outcomes.complete and outcomes.values == {"quick": "quick"} and outcomes.errors == {}
-        assert len(threads) == 1  # the stuck one is left to its owner; the finished one was dropped
-        release.set()
-        join_all(threads)
+        try:
+            outcomes = run_bounded({"stuck": stuck, "quick": quick}, 2, {"stuck": 10.0, "quick": 60.0}, end_of(), on_failure=lambda: None, threads=threads)
+            assert not outcomes.complete and outcomes.values == {"quick": "quick"} and outcomes.errors == {}
+            # the stuck one is left to its owner; the quick one is dropped if its thread had
+            # ended by then (it may still be returning: a race this test does not decide)
+            assert 1 <= len(threads) <= 2 and any(t.is_alive() for t in threads)
+        finally:
+            release.set()
+            join_all(threads)
 
 
 def test_nobody_waits_past_the_end() -> None:

@@ -28,14 +28,15 @@ before the first request. A session whose class overrides ``request``,
 ``get_adapter`` (``requests_oauthlib.OAuth2Session`` overrides ``request``,
 say) goes through ``Session.request`` as it is.
 
-Imported only by the HTTP transport (it imports ``requests``).
+Also the reading of a response body as it arrives (:func:`chunks`). Imported only by the HTTP
+transport (it imports ``requests``).
 """
 
 from __future__ import annotations
 
 import time
 from datetime import timedelta
-from typing import Any, Mapping, Optional
+from typing import Any, Iterator, Mapping, Optional
 
 import requests
 from requests.cookies import extract_cookies_to_jar
@@ -105,3 +106,22 @@ def send(session: requests.Session, route: Route, verb: str, headers: Mapping[st
     if "set-cookie" in response.headers or "set-cookie2" in response.headers:
         extract_cookies_to_jar(cookies, prepared, response.raw)  # type: ignore[no-untyped-call]
     return response
+
+
+def chunks(response: requests.Response) -> Iterator[bytes]:
+    """The body's bytes as they arrive.
+
+    ``iter_content`` on a body that ends at connection close (no chunked
+    encoding, no Content-Length) waits for the close; ``read1`` returns what
+    has arrived, so a server request on such a stream is seen at once.
+    """
+    raw = response.raw
+    read1 = getattr(raw, "read1", None)
+    if getattr(raw, "chunked", True) or read1 is None or response.headers.get("Content-Length"):
+        yield from response.iter_content(chunk_size=None)
+        return
+    while True:
+        chunk = read1(65536, decode_content=True)
+        if not chunk:
+            return
+        yield chunk

@@ -37,7 +37,7 @@ import itertools
 import json
 import logging
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Optional, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Protocol, runtime_checkable
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from .. import reflect
@@ -163,25 +163,6 @@ class _Stream:
             self.response.close()
         except Exception:  # noqa: BLE001 - closing a broken response may raise anything
             pass
-
-
-def _chunks(response: "requests.Response") -> Iterator[bytes]:
-    """The body's bytes as they arrive.
-
-    ``iter_content`` on a body that ends at connection close (no chunked
-    encoding, no Content-Length) waits for the close; ``read1`` returns what
-    has arrived, so a server request on such a stream is seen at once.
-    """
-    raw = response.raw
-    read1 = getattr(raw, "read1", None)
-    if getattr(raw, "chunked", True) or read1 is None or response.headers.get("Content-Length"):
-        yield from response.iter_content(chunk_size=None)
-        return
-    while True:
-        chunk = read1(65536, decode_content=True)
-        if not chunk:
-            return
-        yield chunk
 
 
 class HttpTransport(Transport):
@@ -624,7 +605,9 @@ class HttpTransport(Transport):
             return done
 
         try:
-            for chunk in _chunks(stream.response):
+            from ._send import chunks
+
+            for chunk in chunks(stream.response):
                 if deliver(decoder.feed(chunk)):
                     answered = True
         except SSELimitError as exc:

@@ -33,6 +33,7 @@ from ._protocol.record import Record
 from ._runtime import RealBudget
 from ._runtime.notify import NotificationPump
 from ._runtime.watchdog import Watchdog
+from ._runtime.relay import Relay
 from ._runtime.workers import HandlerPool
 from ._session import Session
 from ._stats import Stats
@@ -91,7 +92,9 @@ def start_runtime(core: Core, port: Port, opts: Options, name: str, server_id: s
         # otherwise every queued job is an open request, so the deadline sweep wakes the watchdog
         # within 0.1 s to look at the nudge: no wake-up per burst (each would be a thread switch)
         nudge = None if port.slow_answers else partial(watchdog.watch_fast, wake=False)
-        pool = HandlerPool(opts.max_server_requests, nudge=nudge)
+        # a transport that can hand its reading on (stdio) runs quick callbacks on its reader
+        relay = None if port.relieve is None else Relay(port.relieve, partial(watchdog.watch_fast, wake=False))
+        pool = HandlerPool(opts.max_server_requests, nudge=nudge, relay=relay)
         core.pump.start()
         desk = InputDesk(
             handler=opts.handler, options=opts, stats=core.stats, client_name=name, server_id=server_id,
@@ -103,7 +106,7 @@ def start_runtime(core: Core, port: Port, opts: Options, name: str, server_id: s
     except BaseException:
         watchdog.stop(RealBudget(1.0))
         raise
-    core.session.serve(legacy)
+    core.session.serve(legacy, relay)
     return Runtime(watchdog, pool, desk, legacy)
 
 
@@ -147,7 +150,7 @@ def _start_engine(
         return modern, negotiated if asked is None else negotiated.with_discover(asked)
     legacy = runtime.legacy
     core.era.decide(eras.LEGACY)
-    session.serve(legacy)  # as before the decision (a re-probe may follow a modern guess)
+    session.serve(legacy, runtime.pool.relay)  # as before the decision (a re-probe may follow a modern guess)
     beside = None
     if handshake.mixes_eras:  # HTTP: 2026-07-28 calls beside the session
         engine = ModernEngine(session=session, desk=desk, port=port, options=opts, router=router, stamp=handshake.stamp)

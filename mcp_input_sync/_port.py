@@ -35,6 +35,7 @@ class Port:
         "can_restart",
         "send_later",
         "flush",
+        "relieve",
     )
 
     def __init__(self, transport: Transport) -> None:
@@ -57,6 +58,8 @@ class Port:
         self.send_later: Optional[Callable[[bytes], bool]] = transport.send_later if holds else None
         #: stdio: write the answers held back (None: not offered).
         self.flush: Optional[Callable[[], None]] = transport.flush if holds else None
+        #: stdio: hand the reading to a new thread while the reader runs a slow callback (None: not offered).
+        self.relieve: Optional[Callable[[], None]] = transport.relieve if transport.can_relieve else None
 
     def configure(self, server_id: str, limits: Mapping[str, int], on_lost: OnLost) -> None:
         """Tell the transport the client's ``server_id``, its ``limits`` and whom to tell of lost requests."""

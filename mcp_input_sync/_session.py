@@ -26,6 +26,7 @@ from ._protocol.deadlines import MAX_TOTAL, CallClock
 from ._protocol.headers import HeaderArgs, routed_name
 from ._protocol.jsonrpc import JsonDict, RequestId
 from ._protocol.limits import LimitExceeded, json_size, may_be_too_deep, salvage, too_deep
+from ._runtime.relay import Relay
 from ._stats import Stats
 from .errors import ClientError
 from .transports.base import Decoded, Outgoing, Oversized, TransportAuthError, TransportClosed
@@ -158,15 +159,19 @@ class Session:
         self.calls = CallTable() if calls is None else calls
         #: Who hears server requests and cancellations (:meth:`serve`).
         self.receiver = receiver
+        self.relay: Optional[Relay] = None
         self._drain = drain
 
-    def serve(self, receiver: Receiver) -> None:
+    def serve(self, receiver: Receiver, relay: Optional[Relay] = None) -> None:
         """From now on ``receiver`` hears the server's requests and cancellations.
 
         The legacy engine hears them until the handshake decides; then the
-        era's engine, named before anything more is sent.
+        era's engine, named before anything more is sent. ``relay``: the
+        receiver runs quick callbacks on the reader thread, so a callback
+        that waits here for an answer hands the reading on first.
         """
         self.receiver = receiver
+        self.relay = relay
 
     # ------------------------------------------------------------------ writing
 
@@ -251,6 +256,9 @@ class Session:
 
     def result(self, call: Call, cancel: Optional[threading.Event] = None) -> JsonDict:
         """Block until the call's response, a failure or a deadline; return its result."""
+        relay = self.relay
+        if relay is not None:  # a callback on the reader, calling back: it must not wait for itself
+            relay.yield_reader()
         try:
             if cancel is None and call.response is None and call.failure is None:
                 call.done.wait(min(call.clock.remaining(_clock.monotonic()), _clock.MAX_WAIT))

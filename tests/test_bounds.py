@@ -240,6 +240,9 @@ class SlotPool:
     def has_queued(self) -> bool:
         return False
 
+    def run_here(self, job: Callable[[], Optional[Callable[[], object]]], label: Inbound) -> Optional[bool]:
+        return None  # every job parks, as on a worker
+
     def start(self, job: Callable[[], Optional[Callable[[], object]]], label: Inbound) -> bool:
         if self.full():
             return False

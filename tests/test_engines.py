@@ -461,11 +461,34 @@ class InlinePool:
     def has_queued(self) -> bool:
         return False
 
+    def run_here(self, job: Callable[[], Optional[Callable[[], object]]], label: object) -> Optional[bool]:
+        return None  # to start(), as a pool without a relay does
+
     def start(self, job: Callable[[], Optional[Callable[[], object]]], label: object) -> bool:
         follow_up = job()
         if follow_up is not None:
             follow_up()
         return True
+
+
+class HerePool(InlinePool):
+    """Runs quick jobs on the reader (``run_here``), as a pool with a relay does; ``start`` is never needed."""
+
+    def __init__(self, free: bool = True) -> None:
+        self.free = free
+        self.here = 0
+
+    def run_here(self, job: Callable[[], Optional[Callable[[], object]]], label: object) -> Optional[bool]:
+        if not self.free:
+            return False
+        self.here += 1
+        follow_up = job()
+        if follow_up is not None:
+            follow_up()
+        return True
+
+    def start(self, job: Callable[[], Optional[Callable[[], object]]], label: object) -> bool:
+        raise AssertionError("a job run here is not started again")
 
 
 class ParkedPool(InlinePool):
@@ -507,7 +530,10 @@ class RacedPool(FullPool):
 
 
 class ShutPool(InlinePool):
-    """Shut down meanwhile: ``start()`` raises, as ``HandlerPool.start`` does."""
+    """Shut down meanwhile: ``start()`` raises, as ``HandlerPool.start`` does (``run_here`` too)."""
+
+    def run_here(self, job: Callable[[], Optional[Callable[[], object]]], label: object) -> Optional[bool]:
+        raise RuntimeError("pool is shut down")
 
     def start(self, job: Callable[[], Optional[Callable[[], object]]], label: object) -> bool:
         raise RuntimeError("pool is shut down")
@@ -551,6 +577,23 @@ def test_the_engine_asks_the_desk_three_things_and_writes_the_one_answer() -> No
     assert sent == [{"jsonrpc": "2.0", "id": 7, "result": {"action": "accept", "content": {}}}]
     assert desk.stats.snapshot()["served"] == 1
     assert len(engine.inbox) == 0 and len(engine.sweep) == 0  # settled, and off the sweep
+
+
+def test_a_job_the_pool_runs_on_the_reader_is_answered_once_and_never_started_again() -> None:
+    desk, sent, pool = FakeDesk(), new_list(), HerePool()
+    engine = legacy_engine(desk, sent, pool=pool)
+    engine.on_request(7, "elicitation/create", {"message": "m"})
+    assert pool.here == 1 and desk.asked == ["admit", "timeout", "answer"]
+    assert sent == [{"jsonrpc": "2.0", "id": 7, "result": {"action": "accept", "content": {}}}]
+    assert len(engine.inbox) == 0 and len(engine.sweep) == 0
+
+
+def test_a_job_the_reader_finds_no_slot_for_is_answered_busy_through_the_inbox() -> None:
+    desk, sent = FakeDesk(), new_list()
+    engine = legacy_engine(desk, sent, pool=HerePool(free=False))
+    engine.on_request(12, "elicitation/create", {"message": "m"})
+    assert sent == [BUSY_ANSWER] and desk.noted == [("elicitation", "busy")]
+    assert len(engine.inbox) == 0 and len(engine.sweep) == 0
 
 
 def test_a_refusal_of_the_desk_is_written_as_it_is() -> None:

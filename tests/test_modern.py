@@ -637,7 +637,7 @@ def test_a_2025_11_25_task_is_followed_and_its_requests_are_answered_by_the_lega
         ((_, params, ctx, thread),) = handler.seen
         (result_call,) = [m for m in recorder.sent if m.get("method") == "tasks/result"]
         assert ctx.related_request_id == result_call["id"] and ctx.assigns == {"job": 9}
-        assert thread.startswith("mcp-input-sync-worker-")
+        assert thread.startswith("mcp-input-sync-reader-")  # a legacy callback, quick: on the stdio reader
         (task_call,) = calls(recorder, "task_required")
         assert task_call["params"]["task"] == {}
         answer = next(m for m in recorder.sent if m.get("id") == "lq-lt1")

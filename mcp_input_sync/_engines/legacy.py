@@ -206,8 +206,12 @@ class LegacyEngine:
         entry.timer = self.sweep.track(now + limit, self._expire, entry)
         task_id = entry.task_id = related_task(params)
         entry.call = self.calls.tie(entry, now, task_id, stream, self.ties_by_stream)
+        job = partial(self._run, entry, prepared)
         try:
-            started = self.pool.start(partial(self._run, entry, prepared), entry)
+            # a quick callback is cheaper run right here than handed to a worker (docs/threads-and-time.md)
+            started = self.pool.run_here(job, entry)
+            if started is None:
+                started = self.pool.start(job, entry)
         except RuntimeError:  # the pool shut down meanwhile
             self.answer(entry, jsonrpc.error(request_id, jsonrpc.INTERNAL_ERROR, "the client is closing"))
             return

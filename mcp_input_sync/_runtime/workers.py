@@ -29,21 +29,37 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from typing import Callable, Optional
 
 from . import RealBudget, start_thread
+from .relay import Relay
 
 log = logging.getLogger("mcp_input_sync")
 
 FollowUp = Optional[Callable[[], object]]
 Job = Callable[[], FollowUp]
 
+#: A job that ran on the reader longer than this (real seconds) sends the next ``SLOW_SKIP`` jobs to workers.
+SLOW = 0.002
+SLOW_SKIP = 64
+
 
 class HandlerPool:
     """At most ``size`` jobs at once, each on a daemon worker thread."""
 
-    def __init__(self, size: int, role: str = "worker", nudge: Optional[Callable[[Callable[[], bool]], None]] = None) -> None:
+    def __init__(
+        self,
+        size: int,
+        role: str = "worker",
+        nudge: Optional[Callable[[Callable[[], bool]], None]] = None,
+        relay: Optional[Relay] = None,
+    ) -> None:
         self.size = size
+        #: Runs quick jobs on the reader thread (:meth:`run_here`); None: every job goes to a worker.
+        self.relay = relay
+        #: Reader thread only: how many more jobs go to workers after a slow one ran on the reader.
+        self._skip = 0
         self._role = role
         self._nudge = nudge
         self._free = size  # slots not taken; guarded by _lock (cheaper than a Semaphore's condition)
@@ -89,6 +105,55 @@ class HandlerPool:
         self._jobs.put((job, label))
         if nudge is not None:
             nudge(self._check)
+        return True
+
+    def run_here(self, job: Job, label: object) -> Optional[bool]:
+        """Reader thread: run ``job`` (and its follow-up) right here, when that is the cheaper way.
+
+        That is when the pool has a relay, no job holds a slot (none is slow
+        or blocked now), and no job run here lately took more than ``SLOW``.
+        Returns None when the job should go to :meth:`start` instead; True
+        once it ran here; False, and nothing runs, when no slot is free. The
+        job takes a slot as on a worker; if it outlasts the relay's looks, the
+        reading moves to a new thread and the job finishes where it is.
+
+        Raises:
+            RuntimeError: the pool is shut down.
+        """
+        relay = self.relay
+        if relay is None or self._free != self.size:
+            return None
+        if self._skip:
+            self._skip -= 1
+            return None
+        with self._lock:
+            if self._shutdown:
+                raise RuntimeError("pool is shut down")
+            if self._free != self.size:
+                return None
+            self._free -= 1
+        me = threading.current_thread()
+        self._running[me] = label
+        follow_up: FollowUp = None
+        started = time.perf_counter()
+        seq = relay.enter()
+        try:
+            follow_up = job()
+        except BaseException:  # as on a worker: logged, and the reader reads on
+            log.exception("mcp_input_sync: worker job %s failed", label)
+        finally:
+            relay.leave(seq)
+            self._running.pop(me, None)
+            del job
+            with self._lock:
+                self._free += 1
+        if time.perf_counter() - started > SLOW:
+            self._skip = SLOW_SKIP
+        if follow_up is not None:
+            try:
+                follow_up()
+            except BaseException:
+                log.exception("mcp_input_sync: follow-up of worker job %s failed", label)
         return True
 
     def full(self) -> bool:
@@ -159,6 +224,8 @@ class HandlerPool:
             threads = list(self._threads)
         for _ in threads:
             self._jobs.put(None)
+        # and any reader thread still inside a job it ran itself (run_here)
+        threads += [thread for thread in list(self._running) if thread not in threads]
         stuck: list[str] = []
         for thread in threads:
             if not budget.join(thread, share=0.5) and thread is not threading.current_thread():

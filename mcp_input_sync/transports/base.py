@@ -50,9 +50,9 @@ what the transport does differently:
 
 - attributes: ``default_server_id``, ``origin``, ``era_key``,
   ``ties_by_stream``, ``slow_answers``, ``holds_answers``,
-  ``mirrors_tool_headers``, ``can_restart``;
+  ``mirrors_tool_headers``, ``can_restart``, ``can_relieve``;
 - methods: ``configure``, ``set_protocol``, ``cancel_request``,
-  ``send_later`` with ``flush``, ``restart``, ``last_words``.
+  ``send_later`` with ``flush``, ``restart``, ``relieve``, ``last_words``.
 
 Errors the client recognises, all raised from here: :class:`TransportClosed`
 (``check`` may name the rule that refused the message, e.g. ``"redirect"``),
@@ -207,6 +207,9 @@ class Transport(abc.ABC):
     mirrors_tool_headers: bool = False
     #: True when :meth:`restart` can start the server afresh (stdio).
     can_restart: bool = False
+    #: True when one thread calls ``on_message`` (never ``send``) and :meth:`relieve` can hand
+    #: the reading to a new one (stdio): the client then runs quick callbacks on the reader.
+    can_relieve: bool = False
 
     @abc.abstractmethod
     def start(self, on_message: OnMessage, on_close: OnClose) -> None:
@@ -246,6 +249,16 @@ class Transport(abc.ABC):
 
     def flush(self) -> None:
         """Write the answers :meth:`send_later` held back; by default there are none."""
+
+    def relieve(self) -> None:
+        """Start a new thread that reads on from where the reader is (only when :attr:`can_relieve`).
+
+        Called from any thread while the reader is inside ``on_message`` (a
+        callback there turned out slow). From then on the new thread reads
+        and calls ``on_message``; the old one reads nothing more once its
+        ``on_message`` returns, and ends. ``close`` joins the newest reader.
+        """
+        raise TransportClosed("this transport cannot hand its reading to another thread")
 
     def restart(self, timeout: float) -> None:
         """Stop the server and start a fresh one, with the same callbacks (only when :attr:`can_restart`)."""

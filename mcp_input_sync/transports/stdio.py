@@ -17,6 +17,7 @@ which a frozen clock would stall).
 
 from __future__ import annotations
 
+import io
 import logging
 import os
 import re
@@ -25,7 +26,8 @@ import subprocess
 import sys
 import threading
 from collections import deque
-from typing import IO, Callable, Mapping, Optional, Sequence
+from functools import partial
+from typing import IO, Callable, Mapping, Optional, Sequence, cast
 
 from .. import reflect
 from .._protocol.limits import DEFAULT_LIMITS, SALVAGE_BYTES
@@ -151,6 +153,7 @@ class StdioTransport(Transport):
 
     holds_answers = True
     can_restart = True
+    can_relieve = True
 
     def __init__(
         self,
@@ -175,6 +178,11 @@ class StdioTransport(Transport):
         self._threads: list[threading.Thread] = []
         self._callbacks: Optional[tuple[OnMessage, OnClose]] = None
         self._generation = 0
+        #: Which reader reads now: :meth:`relieve` moves it on, and an older reader stops.
+        self._ticket = 0
+        self._read: Optional[Callable[[int], None]] = None
+        #: The server's stdout cut into lines (None before the start).
+        self._lines: Optional[_Lines] = None
         self._stdin_fd: Optional[int] = None
         #: Real seconds one message may take to write before the server is given up on.
         self.write_timeout = 10.0
@@ -300,22 +308,24 @@ class StdioTransport(Transport):
         stderr = proc.stderr
         assert stdout is not None and stderr is not None
 
-        cap = self.max_message + 1
+        lines = self._lines = _Lines(cast(io.BufferedReader, stdout).raw.read, self.max_message, self._write_held)
 
-        def read_stdout() -> None:
+        def read_stdout(ticket: int) -> None:
             error: Optional[BaseException] = None
+            lines.reader = threading.get_ident()
             try:
-                readline = stdout.readline
+                take = lines.take
                 while True:
-                    line = readline(cap)
-                    if not line:
+                    line = take()
+                    if line is None:
                         break
-                    if len(line) == cap and line[-1] != 0x0A:
-                        on_message(_drop_rest(line, readline))
-                    elif not line.isspace():  # no copy of a long line just to test it
-                        on_message(line)
+                    on_message(line)
+                    if self._ticket != ticket:  # relieved while in on_message: a new reader reads on
+                        return
             except (OSError, ValueError) as exc:  # ValueError: read on a closed file
                 error = exc
+            if self._ticket != ticket:
+                return
             if not self._closing and generation == self._generation:
                 self._settle(proc, stderr_reader, generation)  # so the client can quote the server's last words
             if not self._closing and generation == self._generation:
@@ -344,7 +354,17 @@ class StdioTransport(Transport):
                 pass
 
         stderr_reader = start_thread("stderr", read_stderr)
-        self._threads = [start_thread("reader", read_stdout), stderr_reader]
+        self._read = read_stdout
+        self._threads = [start_thread("reader", partial(read_stdout, self._ticket)), stderr_reader]
+
+    def relieve(self) -> None:
+        """A new reader thread reads on; the busy one stops once its ``on_message`` returns."""
+        read = self._read
+        if read is None or self._closing or len(self._threads) != 2:
+            return
+        self._ticket += 1
+        self._threads[0] = start_thread("reader", partial(read, self._ticket))
+        self._write_held()  # what the busy reader held back must not wait for it
 
     def send_later(self, data: bytes) -> bool:
         """Hold ``data`` back to be written with the next write (or :meth:`flush`).
@@ -393,9 +413,38 @@ class StdioTransport(Transport):
     def flush(self) -> None:
         """Write what :meth:`send_later` held back, if anything."""
         if self._pending:
-            self.send(b"", ANSWER)
+            self._write(b"")
+
+    def _write_held(self) -> None:
+        """Write what was held back (the reader, before it waits for the server; a relief); never raises."""
+        if self._pending:
+            try:
+                self._write(b"")
+            except TransportClosed:
+                pass
 
     def send(self, data: bytes, info: Outgoing = ANSWER) -> None:
+        """Write one line to the server's stdin (see :meth:`_write`).
+
+        An answer written by the reader thread while it has more of the
+        server's bytes in hand is held back and written with the next write,
+        at the latest before the reader waits for the server again: a burst
+        of requests is answered in one write, as the raw client's would be
+        if it read them all before answering.
+        """
+        lines = self._lines
+        if info is ANSWER and lines is not None and lines.pos < lines.end and lines.reader == threading.get_ident():
+            if self._stdin_fd is None or self._closing:
+                raise TransportClosed("stdio transport is closed")
+            with self._write_lock:
+                self._pending.append(data)
+                self._pending_size += len(data)
+                if self._pending_size < 65536:
+                    return
+            data = b""
+        self._write(data)
+
+    def _write(self, data: bytes) -> None:
         """Write one line to the server's stdin, within ``write_timeout`` real seconds.
 
         Anything held back by :meth:`send_later` goes first, in the same
@@ -503,6 +552,93 @@ class StdioTransport(Transport):
                     pass
 
 
+class _Lines:
+    """The server's stdout cut into lines, for whichever thread reads it now.
+
+    The state lives here, not in a reader's locals, so a new reader
+    (:meth:`StdioTransport.relieve`) goes on from the very byte the old one
+    stopped at. One read takes whatever the pipe holds (up to 64 KiB), so a
+    burst of messages costs one system call, and the reader knows when more
+    is in hand (``pos < end``). A line longer than ``limit`` bytes (newline
+    excluded) is read and dropped, and handed on as an :class:`Oversized`
+    with its first bytes; memory stays bounded by the limit.
+    """
+
+    __slots__ = ("read", "limit", "before_wait", "buf", "pos", "end", "parts", "size", "head", "reader")
+
+    def __init__(self, read: Callable[[int], Optional[bytes]], limit: int, before_wait: Callable[[], None]) -> None:
+        self.read = read
+        self.limit = limit
+        #: Called before each read that may wait for the server.
+        self.before_wait = before_wait
+        self.buf = b""
+        self.pos = 0
+        self.end = 0
+        #: The start of a line that began in earlier reads, and its size so far.
+        self.parts: list[bytes] = []
+        self.size = 0
+        #: Dropping a line over the limit: its first bytes (None: not dropping).
+        self.head: Optional[bytes] = None
+        #: The ident of the thread that reads now.
+        self.reader = 0
+
+    def take(self) -> Optional[bytes]:
+        """The next message that is not blank, or None at the end of the stream."""
+        while True:
+            buf, pos = self.buf, self.pos
+            nl = buf.find(b"\n", pos)
+            if nl >= 0:
+                self.pos = nl + 1
+                if self.head is not None:  # the end of a line over the limit
+                    return self._dropped(self.size + nl + 1 - pos)
+                if self.parts:
+                    self.parts.append(buf[pos : nl + 1])
+                    line = b"".join(self.parts)
+                    self.parts = []
+                    self.size = 0
+                else:
+                    line = buf[pos : nl + 1]
+                if len(line) > self.limit + 1:
+                    return self._dropped(len(line), line)
+                if not line.isspace():  # no copy of a long line just to test it
+                    return line
+                continue
+            if pos < self.end:  # a line's start, without its end yet
+                self.size += self.end - pos
+                if self.head is None:
+                    self.parts.append(buf[pos:] if pos else buf)
+                    if self.size > self.limit + 1:  # over the limit: keep its first bytes, drop the rest
+                        self.head = b"".join(self.parts)[:SALVAGE_BYTES]
+                        self.parts = []
+            self.buf, self.pos, self.end = b"", 0, 0
+            self.before_wait()
+            data = self.read(65536 if self.size < 65536 else min(self.size, 1 << 20))
+            if not data:
+                return self._at_end()
+            self.buf, self.end = data, len(data)
+
+    def _dropped(self, size: int, line: bytes = b"") -> Oversized:
+        big = Oversized((self.head if self.head is not None else line)[:SALVAGE_BYTES])
+        big.size = size
+        self.head = None
+        self.size = 0
+        return big
+
+    def _at_end(self) -> Optional[bytes]:
+        """The stream ended: a last line without its newline is still a message."""
+        if self.head is not None:
+            return self._dropped(self.size)
+        if self.parts:
+            line = b"".join(self.parts)
+            self.parts = []
+            self.size = 0
+            if len(line) > self.limit:
+                return self._dropped(len(line), line)
+            if not line.isspace():
+                return line
+        return None
+
+
 def _skip_rest(readline: Callable[[int], bytes]) -> bool:
     """Read and drop the rest of a line, 64 KiB at a time; False at the end of the stream."""
     while True:
@@ -511,16 +647,3 @@ def _skip_rest(readline: Callable[[int], bytes]) -> bool:
             return False
         if more[-1] == 0x0A:
             return True
-
-
-def _drop_rest(head: bytes, readline: Callable[[int], bytes]) -> Oversized:
-    """Read and drop the rest of a line that is over the limit; keep its first bytes."""
-    size = len(head)
-    while True:
-        more = readline(65536)
-        size += len(more)
-        if not more or more[-1] == 0x0A:
-            break
-    big = Oversized(head[:SALVAGE_BYTES])
-    big.size = size
-    return big

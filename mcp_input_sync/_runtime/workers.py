@@ -11,6 +11,10 @@ the slot is released: the client writes a callback's answer there, so the
 slot is already free when the server, having read the answer, sends its next
 request.
 
+With a relay (stdio), the reader runs a job itself when no job holds a
+slot (:meth:`HandlerPool.run_here`): two thread switches cost more than a
+quick callback; the relay hands the reading on when the job turns out slow.
+
 Workers are started when they are needed, and no sooner. A job that finds
 no idle worker waits in the queue for a busy one, as long as the queue
 moves: fast callbacks answer thousands of requests a second on one or two
@@ -41,8 +45,8 @@ FollowUp = Optional[Callable[[], object]]
 Job = Callable[[], FollowUp]
 
 #: A job that ran on the reader longer than this (real seconds) sends the next ``SLOW_SKIP`` jobs to workers.
-SLOW = 0.002
-SLOW_SKIP = 64
+SLOW = 0.005
+SLOW_SKIP = 32
 
 
 class HandlerPool:

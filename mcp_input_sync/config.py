@@ -461,23 +461,6 @@ def _oauth_value(value: Any, expander: _Expander, server: str, key: str) -> Any:
     return value
 
 
-#: The ``oauth`` keys of a configuration file and the ``OAuth`` settings they stand for.
-OAUTH_KEYS = {"clientId": "client_id", "clientSecret": "client_secret", "issuer": "client_issuer", "authorizationServer": "client_issuer",
-              "clientMetadataUrl": "client_metadata_url", "clientName": "client_name", "scopes": "scopes"}
-
-
-def oauth_settings(server: "HttpServer") -> dict[str, Any]:
-    """The file's ``oauth`` object of ``server`` as ``OAuth`` settings (``scopes`` as a list); unknown keys are left out."""
-    settings: dict[str, Any] = {}
-    for key, value in (server.oauth or {}).items():
-        name = OAUTH_KEYS.get(key)
-        if name == "scopes" and isinstance(value, str):
-            value = value.split()
-        if name is not None:
-            settings[name] = value
-    return settings
-
-
 def _server(name: str, entry: Any, expander: _Expander, source: Optional[str]) -> ServerConfig:
     if not isinstance(entry, Mapping):
         raise expander.error("must be an object", name, "")

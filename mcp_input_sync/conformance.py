@@ -24,7 +24,9 @@ from ._protocol.eras import MODERN_VERSION
 from .client import Client, connect_http
 from .errors import ClientError
 from .handler import InputContext, InputHandler
-from .oauth import Headless, OAuth
+from ._protocol.oauth import OAuthRefused
+from .oauth import ClientCredentials, EnterpriseManaged, Grant, Headless, OAuth, WorkloadIdentity, flow
+from .oauth._fetch import Fetcher
 
 JsonDict = dict[str, Any]
 
@@ -177,8 +179,36 @@ def _context() -> JsonDict:
     return context if isinstance(context, dict) else {}
 
 
-def _auth(scenario: str) -> Optional[OAuth]:
-    """The OAuth of an auth/* scenario: headless consent, with the context's pre-registered client when it gives one."""
+def _issuer_of(url: str) -> Optional[str]:
+    """The issuer of ``url``'s authorization server, found as a login finds it (the runner's context does not name it)."""
+    fetcher = Fetcher(timeout=10.0)
+    try:
+        return flow.discover(fetcher.toward(url), url, None).metadata.issuer
+    except OAuthRefused:
+        return None
+    finally:
+        fetcher.close()
+
+
+def _grant(scenario: str, url: str, text: Callable[[str], Optional[str]]) -> Optional[Grant]:
+    """The machine grant of an extension scenario (docs/oauth.md#machine-identity), or None for a login."""
+    client_id = text("client_id") or ""
+    if scenario == "auth/client-credentials-basic":
+        return ClientCredentials(client_id, secret=text("client_secret"), issuer=_issuer_of(url))
+    if scenario == "auth/client-credentials-jwt":
+        return ClientCredentials(client_id, private_key=text("private_key_pem"), algorithm=text("signing_algorithm"))
+    if scenario == "auth/wif-jwt-bearer":
+        return WorkloadIdentity(text("valid_jwt") or "")
+    if scenario in ("auth/enterprise-managed-authorization", "auth/cross-app-access-complete-flow"):
+        return EnterpriseManaged(
+            identity_assertion=text("idp_id_token") or "", idp_token_endpoint=text("idp_token_endpoint") or "",
+            client_id=client_id, secret=text("client_secret"), issuer=_issuer_of(url), idp_client_id=text("idp_client_id"),
+        )
+    return None
+
+
+def _auth(scenario: str, url: str) -> Optional[OAuth]:
+    """The OAuth of an auth/* scenario: a machine grant, or headless consent with the context's pre-registered client."""
     if not scenario.startswith("auth/"):
         return None
     context = _context()
@@ -187,6 +217,9 @@ def _auth(scenario: str) -> Optional[OAuth]:
         value = context.get(key)
         return value if isinstance(value, str) else None
 
+    grant = _grant(scenario, url, text)
+    if grant is not None:
+        return OAuth(grant=grant)
     return OAuth(
         consent=Headless(redirect_uri="http://localhost:3000/callback"),
         client_name="mcp-input-sync-conformance",
@@ -213,10 +246,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"unknown scenario {scenario!r}; known: {', '.join(sorted(SCENARIOS))}", file=sys.stderr)
         return 2
     try:
-        auth = _auth(scenario)
+        auth = _auth(scenario, args.url)
         with connect_http(args.url, handler=ConformanceHandler(), name="mcp-input-sync-conformance", protocol=_protocol(), timeout=20.0, auth=auth) as client:
             run(client)
-    except ClientError as exc:
+    except (ClientError, ValueError) as exc:  # ValueError: a context the grant cannot be made from
         print(f"scenario {scenario} failed: {exc}", file=sys.stderr)
         return 1
     return 0

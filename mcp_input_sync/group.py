@@ -23,7 +23,8 @@ import threading
 from typing import Any, Iterator, Mapping, Optional, Sequence, Union
 
 from .client import Client, connect_http, connect_stdio
-from .config import ConfigError, HttpServer, ServerConfig, SseServer, StdioServer, load_config, oauth_settings, secrets_of
+from ._config_oauth import oauth_settings
+from .config import ConfigError, HttpServer, ServerConfig, SseServer, StdioServer, load_config, secrets_of
 from .errors import ClientError
 
 __all__ = ["GroupError", "ServerGroup", "connect", "connect_all"]
@@ -104,9 +105,15 @@ def _open(server: ServerConfig, handler: Any, options: dict[str, Any]) -> Client
         )
     assert isinstance(server, HttpServer)
     auth = options.get("auth")
-    if server.oauth and callable(getattr(auth, "configured", None)):
+    if server.oauth and (callable(getattr(auth, "configured", None)) or (auth is None and "grant" in server.oauth)):
         try:
-            options["auth"] = auth.configured(**oauth_settings(server))  # type: ignore[union-attr]
+            settings = oauth_settings(server)
+            if auth is None:  # a machine grant needs no OAuth of the host's: one of its own, with a memory store
+                from .oauth import OAuth
+
+                options["auth"] = OAuth(**settings)
+            else:
+                options["auth"] = auth.configured(**settings)
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"cannot be used: {exc}", file=server.source, server=server.name, key="oauth") from None
     return connect_http(server.url, headers=dict(server.headers) or None, handler=handler, **options)

@@ -8,7 +8,8 @@
 #   --only ROW      run only matching rows (repeatable).  ROW is a full row name
 #                   (see --list), a scenario name (all its rows), a prefix such as
 #                   "016", "next:2026-07-28" or "auth", or a bash glob ("*:sse-retry").
-#                   Without --only every row runs: 19 core and 44 authorization rows.
+#                   Without --only every row runs: 19 core, 44 authorization and
+#                   the extension rows.
 #   --timeout SEC   per-scenario client timeout handed to the runner (default 30);
 #                   the runner itself (and all it started) is killed SEC+20 s
 #                   after it started, in case a client's children keep it waiting.
@@ -37,7 +38,9 @@ fail() { echo "peers/conformance.sh: $*" >&2; exit 2; }
 # row-name  runner  spec-version ("-" = do not pass --spec-version)  scenario
 # The 19 core rows, then the 44 authorization rows (auth:VERSION:NAME runs the
 # runner's auth/NAME scenario at VERSION; the list is the runner's own, as
-# `conformance client list` prints it for 0.2.0-alpha.12, extensions left out).
+# `conformance client list` prints it for 0.2.0-alpha.12), then the extension
+# rows the client speaks (ext:NAME; the runner skips an extension scenario
+# given a --spec-version, so none is passed; ext:016:NAME on 0.1.16).
 ROWS="\
 016:initialize                                016   -           initialize
 016:tools_call                                016   -           tools_call
@@ -101,7 +104,14 @@ auth:2026-07-28:iss-supported-missing                next  2026-07-28  auth/iss-
 auth:2026-07-28:iss-wrong-issuer                     next  2026-07-28  auth/iss-wrong-issuer
 auth:2026-07-28:iss-unexpected                       next  2026-07-28  auth/iss-unexpected
 auth:2026-07-28:iss-normalized                       next  2026-07-28  auth/iss-normalized
-auth:2026-07-28:metadata-issuer-mismatch             next  2026-07-28  auth/metadata-issuer-mismatch"
+auth:2026-07-28:metadata-issuer-mismatch             next  2026-07-28  auth/metadata-issuer-mismatch
+ext:client-credentials-basic                         next  -           auth/client-credentials-basic
+ext:client-credentials-jwt                           next  -           auth/client-credentials-jwt
+ext:wif-jwt-bearer                                   next  -           auth/wif-jwt-bearer
+ext:enterprise-managed-authorization                 next  -           auth/enterprise-managed-authorization
+ext:016:client-credentials-basic                     016   -           auth/client-credentials-basic
+ext:016:client-credentials-jwt                       016   -           auth/client-credentials-jwt
+ext:016:cross-app-access-complete-flow               016   -           auth/cross-app-access-complete-flow"
 
 ONLY=() TIMEOUT=30 OUT="" NETNS=1
 while [ $# -gt 0 ]; do

@@ -15,7 +15,12 @@ attributes of :class:`OAuthPeer` (set them before the request they concern).
 * ``/register`` (RFC 7591), ``/authorize`` (a 302 straight back to the
   redirect URI, as if the user had agreed), ``/token`` (``authorization_code``
   with PKCE S256, ``refresh_token`` with rotation; a reused refresh token is
-  refused).
+  refused; the machine grants: ``client_credentials`` for the clients of
+  ``machine_secrets`` or a client assertion ``machine_key`` verifies, the
+  jwt-bearer grant for the assertions in ``good_assertions``).
+* ``/idp/token``: an identity provider's RFC 8693 token exchange, which
+  trades an ID token of ``good_id_tokens`` for an ID-JAG (``jag-<token>``,
+  then good at ``/token`` for the ``machine_secrets`` clients).
 
 Every request is kept in ``seen`` as ``(verb, path, headers)``. Expiry reads
 ``time.time()``, so freezegun moves it for both sides.
@@ -45,7 +50,13 @@ class OAuthPeer:
         self.access: dict[str, JsonDict] = {}
         self.refresh: dict[str, JsonDict] = {}
         self.spent_refresh: set[str] = set()
-        self.counts = {"register": 0, "authorize": 0, "code": 0, "refresh": 0, "mcp": 0}
+        self.counts = {"register": 0, "authorize": 0, "code": 0, "refresh": 0, "mcp": 0, "machine": 0, "exchange": 0}
+        # the machine grants: client secrets, the public key that checks client assertions, good assertions
+        self.machine_secrets: dict[str, str] = {}
+        self.machine_key: Any = None
+        self.good_assertions: set[str] = set()
+        self.good_id_tokens: set[str] = set()
+        self.machine_forms: list[dict[str, str]] = []  # every machine-grant token request's form (and Basic header)
         # knobs
         self.expires_in: Optional[int] = 3600
         self.issue_refresh = True
@@ -156,6 +167,8 @@ class OAuthPeer:
             return self._authorize(dict(parse_qsl(query)))
         if path == "/token" and verb == "POST":
             return self._token(headers, dict(parse_qsl(raw.decode())))
+        if path == "/idp/token" and verb == "POST":
+            return self._exchange(dict(parse_qsl(raw.decode())))
         return self._json(404, {"error": "not_found"})
 
     def _challenge(self, status: int, error: str, scope: str) -> tuple[int, dict[str, str], bytes]:
@@ -259,6 +272,8 @@ class OAuthPeer:
             client_id = base64.b64decode(lowered["authorization"][6:]).decode().split(":")[0]
         if form.get("resource") != self.url:
             return self._json(400, {"error": "invalid_target"})
+        if form.get("grant_type") in ("client_credentials", "urn:ietf:params:oauth:grant-type:jwt-bearer"):
+            return self._machine(lowered.get("authorization", ""), form)
         if form.get("grant_type") == "authorization_code":
             with self.lock:
                 grant = self.codes.pop(form.get("code", ""), None)
@@ -279,6 +294,50 @@ class OAuthPeer:
                 return self._json(400, {"error": "invalid_grant"})
             return self._json(200, self._issue(client_id or "", grant["scopes"]))
         return self._json(400, {"error": "unsupported_grant_type"})
+
+
+    def _machine(self, authorization: str, form: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+        """The machine grants: the client checked by its secret or its assertion, or the grant's own assertion."""
+        import jwt  # the test extra has PyJWT
+
+        with self.lock:
+            self.counts["machine"] += 1
+            self.machine_forms.append(dict(form, basic=authorization))
+        client_id, secret = form.get("client_id"), form.get("client_secret")
+        if authorization.startswith("Basic "):
+            client_id, _, secret = base64.b64decode(authorization[6:]).decode().partition(":")
+        if form.get("client_assertion_type") == "urn:ietf:params:oauth:client-assertion-type:jwt-bearer":
+            try:
+                claims = jwt.decode(form.get("client_assertion", ""), self.machine_key, algorithms=["ES256", "RS256"], audience=self.origin)
+            except jwt.PyJWTError:
+                return self._json(401, {"error": "invalid_client"})
+            if claims.get("iss") != claims.get("sub"):
+                return self._json(401, {"error": "invalid_client"})
+            client_id = claims["sub"]
+        elif client_id is None or self.machine_secrets.get(client_id) != secret:
+            if form["grant_type"] == "client_credentials" or form.get("assertion", "").startswith("jag-"):
+                return self._json(401, {"error": "invalid_client"})
+        if form["grant_type"] != "client_credentials" and form.get("assertion") not in self.good_assertions:
+            return self._json(400, {"error": "invalid_grant"})
+        return self._json(200, self._issue(client_id or "workload", (form.get("scope") or "mcp").split()))
+
+    def _exchange(self, form: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+        with self.lock:
+            self.counts["exchange"] += 1
+            self.machine_forms.append(dict(form, basic=""))
+        wanted = {
+            "grant_type": "urn:ietf:params:oauth:grant-type:token-exchange",
+            "requested_token_type": "urn:ietf:params:oauth:token-type:id-jag",
+            "subject_token_type": "urn:ietf:params:oauth:token-type:id_token",
+            "audience": self.origin,
+            "resource": self.url,
+        }
+        if any(form.get(key) != value for key, value in wanted.items()) or form.get("subject_token") not in self.good_id_tokens:
+            return self._json(400, {"error": "invalid_grant"})
+        jag = "jag-" + form["subject_token"]
+        with self.lock:
+            self.good_assertions.add(jag)
+        return self._json(200, {"access_token": jag, "issued_token_type": wanted["requested_token_type"], "token_type": "N_A"})
 
 
 def race_renewals(peer: OAuthPeer, providers: list[Any], sent: Optional[str]) -> list[Optional[BaseException]]:

@@ -575,6 +575,8 @@ class AuthServerMetadata(Record):
         "code_challenge_methods_supported",
         "token_endpoint_auth_methods_supported",
         "grant_types_supported",
+        "token_endpoint_auth_signing_alg_values_supported",
+        "dpop_signing_alg_values_supported",
         "authorization_response_iss_parameter_supported",
         "client_id_metadata_document_supported",
         "discovered",
@@ -590,6 +592,8 @@ class AuthServerMetadata(Record):
         code_challenge_methods_supported: Optional[tuple[str, ...]] = None,
         token_endpoint_auth_methods_supported: Optional[tuple[str, ...]] = None,
         grant_types_supported: Optional[tuple[str, ...]] = None,
+        token_endpoint_auth_signing_alg_values_supported: Optional[tuple[str, ...]] = None,
+        dpop_signing_alg_values_supported: Optional[tuple[str, ...]] = None,
         authorization_response_iss_parameter_supported: Optional[bool] = None,
         client_id_metadata_document_supported: Optional[bool] = None,
         discovered: bool = True,
@@ -602,6 +606,8 @@ class AuthServerMetadata(Record):
         self.code_challenge_methods_supported = code_challenge_methods_supported
         self.token_endpoint_auth_methods_supported = token_endpoint_auth_methods_supported
         self.grant_types_supported = grant_types_supported
+        self.token_endpoint_auth_signing_alg_values_supported = token_endpoint_auth_signing_alg_values_supported
+        self.dpop_signing_alg_values_supported = dpop_signing_alg_values_supported
         self.authorization_response_iss_parameter_supported = authorization_response_iss_parameter_supported
         self.client_id_metadata_document_supported = client_id_metadata_document_supported
         self.discovered = discovered
@@ -665,6 +671,8 @@ def check_as_metadata(document: object, issuer: str) -> AuthServerMetadata:
         code_challenge_methods_supported=_names(document, "code_challenge_methods_supported"),
         token_endpoint_auth_methods_supported=_names(document, "token_endpoint_auth_methods_supported"),
         grant_types_supported=_names(document, "grant_types_supported"),
+        token_endpoint_auth_signing_alg_values_supported=_names(document, "token_endpoint_auth_signing_alg_values_supported"),
+        dpop_signing_alg_values_supported=_names(document, "dpop_signing_alg_values_supported"),
         authorization_response_iss_parameter_supported=_flag(document, "authorization_response_iss_parameter_supported"),
         client_id_metadata_document_supported=_flag(document, "client_id_metadata_document_supported"),
     )

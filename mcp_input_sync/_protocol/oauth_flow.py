@@ -44,6 +44,7 @@ __all__ = [
     "check_iss",
     "check_pkce_support",
     "choose_client_auth",
+    "form_request",
     "code_challenge",
     "new_pkce",
     "new_state",
@@ -373,8 +374,11 @@ def check_authorization_response(params: Mapping[str, str], pending: Authorizati
 class ClientAuth(Record):
     """How the client authenticates at the token endpoint.
 
-    ``method`` is ``"client_secret_basic"``, ``"client_secret_post"`` or
-    ``"none"``; ``secret`` is None for ``"none"``. The repr hides the secret.
+    ``method`` is ``"client_secret_basic"``, ``"client_secret_post"``,
+    ``"private_key_jwt"`` or ``"none"``; ``secret`` is the client secret of
+    the two secret methods, or the signed client assertion of
+    ``"private_key_jwt"`` (RFC 7523 section 2.2), None for ``"none"``. The
+    repr hides it.
     """
 
     __slots__ = ("method", "client_id", "secret")
@@ -386,6 +390,10 @@ class ClientAuth(Record):
 
     def __repr__(self) -> str:
         return f"ClientAuth(method={self.method!r}, client_id={self.client_id!r}, secret={_redacted(self.secret)})"
+
+
+#: RFC 7523 section 2.2: the ``client_assertion_type`` of a JWT client assertion.
+CLIENT_ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 
 
 _AUTH_METHODS = ("client_secret_basic", "client_secret_post", "none")
@@ -441,12 +449,23 @@ class TokenRequest(Record):
 
 def _token_request(metadata: AuthServerMetadata, fields: list[tuple[str, str]], auth: ClientAuth) -> TokenRequest:
     _need(metadata, AuthServerMetadata, "metadata", "The authorization server metadata")
-    _need(auth, ClientAuth, "client", "The client authentication")
+    return form_request(metadata.token_endpoint, fields, auth)
+
+
+def form_request(url: str, fields: list[tuple[str, str]], auth: Optional[ClientAuth]) -> TokenRequest:
+    """A token request to ``url``: ``fields`` as a form, and the client authenticated as ``auth`` says (None: not at all)."""
     headers: list[tuple[str, str]] = [
         ("Content-Type", "application/x-www-form-urlencoded"),
         ("Accept", "application/json"),
     ]
-    # The body names the client in every method (RFC 6749 section 3.2.1 allows it; the MCP
+    if auth is None:
+        return TokenRequest(url, urlencode(fields, quote_via=quote), tuple(headers))
+    _need(auth, ClientAuth, "client", "The client authentication")
+    if auth.method == "private_key_jwt":
+        # the assertion's sub names the client (RFC 7521 section 4.2): no client_id beside it
+        fields += [("client_assertion_type", CLIENT_ASSERTION_TYPE), ("client_assertion", auth.secret or "")]
+        return TokenRequest(url, urlencode(fields, quote_via=quote), tuple(headers))
+    # The body names the client in every other method (RFC 6749 section 3.2.1 allows it; the MCP
     # SDK's authorization server requires it even beside Basic); the secret goes one way only.
     fields.append(("client_id", auth.client_id))
     if auth.method == "client_secret_basic":
@@ -455,7 +474,7 @@ def _token_request(metadata: AuthServerMetadata, fields: list[tuple[str, str]], 
         headers.append(("Authorization", "Basic " + base64.b64encode(pair.encode("utf-8")).decode("ascii")))
     elif auth.method == "client_secret_post":
         fields.append(("client_secret", auth.secret or ""))
-    return TokenRequest(metadata.token_endpoint, urlencode(fields, quote_via=quote), tuple(headers))
+    return TokenRequest(url, urlencode(fields, quote_via=quote), tuple(headers))
 
 
 def authorization_code_request(metadata: AuthServerMetadata, pending: AuthorizationRequest, code: str, auth: ClientAuth) -> TokenRequest:

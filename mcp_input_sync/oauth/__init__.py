@@ -12,7 +12,9 @@ Pass an :class:`OAuth` to :func:`mcp_input_sync.connect_http`::
 The first request that meets a 401 discovers the authorization server,
 registers the client, asks the user's consent and stores the tokens; later
 requests carry the token, refresh it before it expires, and ask for more
-scopes when the server says so. docs/oauth.md tells the whole story: the
+scopes when the server says so. A worker or a backend that calls as itself
+passes a machine grant instead of a consent: ``OAuth(grant=ClientCredentials(...))``.
+docs/oauth.md tells the whole story: the
 ways of consenting, the token stores, and what is sent where.
 """
 
@@ -21,7 +23,11 @@ from __future__ import annotations
 from .._protocol.oauth_flow import Tokens
 from ._fetch import new_session
 from .consent import Browser, Consent, ConsentRound, Headless
+from .grants import ClientCredentials, EnterpriseManaged, Grant, WorkloadIdentity
 from .provider import OAuth
 from .stores import FileStore, MemoryStore, TokenStore
 
-__all__ = ["Browser", "Consent", "ConsentRound", "FileStore", "Headless", "MemoryStore", "OAuth", "TokenStore", "Tokens", "new_session"]
+__all__ = [
+    "Browser", "ClientCredentials", "Consent", "ConsentRound", "EnterpriseManaged", "FileStore", "Grant", "Headless", "MemoryStore",
+    "OAuth", "TokenStore", "Tokens", "WorkloadIdentity", "new_session",
+]

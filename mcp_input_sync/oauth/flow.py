@@ -42,7 +42,7 @@ from .._protocol.oauth_flow import (
 from .._protocol.record import Record
 from ._fetch import Fetcher, fetch_refused
 
-__all__ = ["Client", "Discovery", "Settings", "TokenRefused", "discover", "exchange_code", "refresh", "register", "start_authorization"]
+__all__ = ["Client", "Discovery", "Settings", "TokenRefused", "discover", "exchange_code", "refresh", "register", "start_authorization", "token_call"]
 
 _METADATA_FIELDS = AuthServerMetadata.__slots__
 
@@ -320,7 +320,7 @@ class TokenRefused(OAuthRefused):
         self.error = error
 
 
-def _token_call(fetcher: Fetcher, request: Any, now: float, previous: Optional[Tokens]) -> Tokens:
+def token_call(fetcher: Fetcher, request: Any, now: float, previous: Optional[Tokens]) -> Tokens:
     answer = fetcher.post_form(request)
     document = answer.document
     if answer.status != 200:
@@ -340,7 +340,7 @@ def exchange_code(
     """Check the redirect's query (``iss``, ``state``, ``error``, ``code``) and trade the code for tokens."""
     params = parse_redirect_query(query)
     code = check_authorization_response(params, pending, metadata.authorization_response_iss_parameter_supported)
-    return _token_call(fetcher, authorization_code_request(metadata, pending, code, client.auth(metadata)), now, None)
+    return token_call(fetcher, authorization_code_request(metadata, pending, code, client.auth(metadata)), now, None)
 
 
 def refresh(fetcher: Fetcher, metadata: AuthServerMetadata, client: Client, tokens: Tokens, resource: str, now: float) -> Tokens:
@@ -348,7 +348,7 @@ def refresh(fetcher: Fetcher, metadata: AuthServerMetadata, client: Client, toke
     if tokens.refresh_token is None:
         raise OAuthRefused("refresh", "No refresh token is held.")
     request = refresh_request(metadata, tokens.refresh_token, resource, client.auth(metadata))
-    fresh = _token_call(fetcher, request, now, tokens)
+    fresh = token_call(fetcher, request, now, tokens)
     if fresh.scopes is None and tokens.scopes is not None:
         fresh = Tokens(fresh.access_token, fresh.token_type, fresh.expires_at, fresh.refresh_token, tokens.scopes)
     return fresh

@@ -16,16 +16,18 @@ refresh and uses its result.
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 import time
 from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Sequence, Union
 
 from .._protocol.oauth import BearerChallenge, OAuthRefused, bearer_challenge, scope_list
-from .._protocol.oauth_flow import AuthorizationRequest, Tokens, step_up_scopes
+from .._protocol.oauth_flow import OFFLINE_ACCESS, AuthorizationRequest, Tokens, select_scopes, step_up_scopes
 from ..errors import ClientError
 from . import flow
 from ._fetch import Fetcher
 from .consent import Consent
+from .grants import Grant
 from .stores import MemoryStore, TokenStore, record_key
 
 if TYPE_CHECKING:
@@ -39,6 +41,8 @@ REFRESH_BACKOFF = 30.0
 #: The longest a request waits for the record's lock to refresh before it is sent (another
 #: thread may hold it for a whole login); it then goes with the token it has.
 HEADER_LOCK_WAIT = 2.0
+
+log = logging.getLogger("mcp_input_sync")
 
 
 def _clock() -> float:
@@ -125,6 +129,11 @@ class OAuth:
         lock_timeout: how long a thread waits for another's login or refresh.
         session: a ``requests.Session`` for the authorization exchanges (proxies,
             adapters; shared by many ``OAuth``); it stays open when this closes.
+        grant: a machine grant (:class:`~mcp_input_sync.oauth.ClientCredentials`,
+            :class:`~mcp_input_sync.oauth.WorkloadIdentity`,
+            :class:`~mcp_input_sync.oauth.EnterpriseManaged`): the client gets
+            its tokens with it and never asks for a login, so ``consent`` and
+            the ``client_*`` settings are not used (docs/oauth.md#machine-identity).
         private_networks: let the flow reach private, link-local and loopback
             addresses, and plain http to loopback, whatever the MCP server's
             own address (development; an authorization server on a private
@@ -150,7 +159,10 @@ class OAuth:
         lock_timeout: float = 600.0,
         session: Optional["requests.Session"] = None,
         private_networks: bool = False,
+        grant: Optional[Grant] = None,
     ) -> None:
+        if grant is not None and not isinstance(grant, Grant):
+            raise TypeError("grant must be a ClientCredentials, WorkloadIdentity or EnterpriseManaged")
         if client_secret is not None and client_id is None:
             raise ValueError("client_secret needs client_id")
         if client_secret is not None and client_issuer is None:
@@ -160,6 +172,7 @@ class OAuth:
         except OAuthRefused as exc:
             raise ValueError(exc.message) from None
         self.consent = consent
+        self.grant = grant
         self.store: TokenStore = store if store is not None else MemoryStore()
         self.account = account
         self.settings = flow.Settings(client_name, client_id, client_secret, client_issuer, client_metadata_url, chosen)
@@ -172,7 +185,7 @@ class OAuth:
             "consent": consent, "store": self.store, "account": account, "client_name": client_name, "client_id": client_id,
             "client_secret": client_secret, "client_issuer": client_issuer, "client_metadata_url": client_metadata_url,
             "scopes": scopes, "verify": verify, "timeout": timeout, "refresh_margin": refresh_margin, "lock_timeout": lock_timeout,
-            "private_networks": private_networks,
+            "private_networks": private_networks, "grant": grant,
         }
 
     def configured(self, **changes: Any) -> "OAuth":
@@ -188,6 +201,8 @@ class OAuth:
         return copy
 
     def __repr__(self) -> str:
+        if self.grant is not None:
+            return f"OAuth(grant={self.grant!r}, store={self.store!r})"
         return f"OAuth(consent={self.consent!r}, store={self.store!r}, client_name={self.settings.client_name!r})"
 
     # ------------------------------------------------------------------ the transport's two hooks
@@ -210,10 +225,11 @@ class OAuth:
         if tokens is None or not tokens.expired(now, self.refresh_margin):
             return entry.header
         fallback = entry.header if not tokens.expired(now, 0.0) else None
-        if tokens.refresh_token is None or now < entry.retry_after:
+        granted = self.grant is not None  # a grant asks again for a token near its expiry: no person is involved
+        if (tokens.refresh_token is None and not granted) or now < entry.retry_after:
             return fallback
         try:
-            self._renew(server_url, entry.header, allow_login=False, wait=min(self.lock_timeout, HEADER_LOCK_WAIT))
+            self._renew(server_url, entry.header, allow_login=granted, wait=min(self.lock_timeout, HEADER_LOCK_WAIT))
         except OAuthRefused as exc:
             if exc.check != "lock":
                 self._entry(server_url).retry_after = now + REFRESH_BACKOFF
@@ -287,6 +303,8 @@ class OAuth:
         Raises:
             ClientError: ``kind="auth"`` when discovery or registration fails.
         """
+        if self.grant is not None:
+            raise auth_error(OAuthRefused("grant", "This OAuth gets its tokens with a grant: there is no login to begin."))
         try:
             with _guarded():
                 challenge = self._probe(server_url)
@@ -506,8 +524,28 @@ class OAuth:
             for application_type in ("native", "web"):
                 self._forget_registration(client, application_type)
 
+    def _obtain(self, grant: Grant, server_url: str, challenge: Optional[BearerChallenge], scopes: Optional[Sequence[str]]) -> None:
+        """Tokens with the machine grant (the caller holds the record's lock): discovery, then the token endpoint."""
+        fetcher = self.fetcher.toward(server_url)
+        discovery = flow.discover(fetcher, server_url, challenge)
+        if scopes is None:
+            scopes = self.settings.scopes
+        if scopes is None:
+            scopes = select_scopes(challenge.scope if challenge else None, discovery.prm_scopes, discovery.metadata.scopes_supported)
+        scopes = tuple(scope for scope in scopes or () if scope != OFFLINE_ACCESS)  # no refresh token is kept: the grant asks again
+        try:
+            tokens = grant.obtain(fetcher, discovery, scopes)
+        except OAuthRefused as exc:
+            log.warning("mcp_input_sync: the %s grant for %s failed: %s (check %s)", grant.kind, server_url, exc.message, exc.check)
+            raise
+        client = flow.Client(discovery.metadata.issuer, grant.client_id or grant.kind, None, None, (), "grant")
+        self._save(server_url, discovery, client, tokens, scopes)
+
     def _login(self, server_url: str, challenge: Optional[BearerChallenge], scopes: Optional[Sequence[str]]) -> None:
         """The whole authorization code flow through ``consent`` (the caller holds the record's lock)."""
+        if self.grant is not None:
+            self._obtain(self.grant, server_url, challenge, scopes)
+            return
         consent = self.consent
         if consent is None:
             raise OAuthRefused("login", "The server needs a login and this client has no way to ask for one (OAuth(consent=None)).")

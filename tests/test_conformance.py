@@ -69,3 +69,25 @@ def test_the_official_conformance_runner_passes_every_auth_row(scenario: str) ->
     last = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
     assert last == f"{AUTH[scenario]} passed, 0 failed", done.stdout[-3000:] + done.stderr[-3000:]
     assert done.returncode == 0
+
+
+def extension_rows() -> list[str]:
+    """The extension rows of peers/conformance.sh (ext:NAME on 0.2.0-alpha.12, ext:016:NAME on 0.1.16)."""
+    text = (ROOT / "peers" / "conformance.sh").read_text()
+    return [line.split()[0] for line in text.splitlines() if line.startswith("ext:")]
+
+
+@pytest.mark.skipif(not runner_installed(), reason="run peers/setup.sh to install the official conformance runner")
+def test_the_official_conformance_runner_passes_the_machine_grant_extension_rows() -> None:
+    rows = extension_rows()
+    assert len(rows) == 7
+    done = subprocess.run(
+        ["bash", str(ROOT / "peers" / "conformance.sh"), "--only", "ext:*", sys.executable, "-m", "mcp_input_sync.conformance"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
+    last = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
+    assert last == f"{len(rows)} passed, 0 failed", done.stdout[-3000:] + done.stderr[-3000:]
+    assert done.returncode == 0

@@ -358,6 +358,18 @@ SETUPS: dict[str, Setup] = {
         "oauth_server.close()\n",
         replace=(('"https://mcp.example.com/mcp"', "oauth_server.url"),),
     ),
+    # a protected MCP endpoint whose authorization server knows the client "billing-worker" and its
+    # secret (tests/oauth_peer.py): its URL and issuer run in place of the docs' example ones; after
+    # the block, one client_credentials token request was made
+    "machine_server": Setup(
+        "import os\n\nfrom tests.oauth_peer import OAuthPeer\n\n"
+        "machine_server = OAuthPeer()\nmachine_server.machine_secrets = {'billing-worker': 'doc-secret'}\n"
+        "os.environ['BILLING_CLIENT_SECRET'] = 'doc-secret'\n",
+        "assert machine_server.counts['machine'] == 1, machine_server.counts\n"
+        "assert machine_server.machine_forms[0]['grant_type'] == 'client_credentials'\n"
+        "machine_server.close()\n",
+        replace=(('"https://mcp.example.com/mcp"', "machine_server.url"), ('"https://auth.example.com"', "machine_server.origin")),
+    ),
     # Browser() opens no real browser: a stand-in follows the authorization server's redirect to the
     # loopback listener, as a browser would; FileStore() writes in the block's folder, not ~/.config
     "browser": Setup(

@@ -136,6 +136,32 @@ def test_a_files_oauth_settings_refine_the_given_oauth_for_that_server(tmp_path:
         peer.close()
 
 
+def test_a_files_machine_grant_needs_no_oauth_of_the_hosts_and_a_bad_one_is_the_files_error(tmp_path: Path) -> None:
+    peer = OAuthPeer()
+    try:
+        peer.machine_secrets = {"worker": "w-s3cret"}
+        token = tmp_path / "token"
+        token.write_text("eyJ.workload.sig\n")
+        peer.good_assertions = {"eyJ.workload.sig"}
+        servers = mis.load_config(
+            {"mcpServers": {
+                "cc": {"url": peer.url, "oauth": {"grant": "client_credentials", "clientId": "worker", "clientSecret": "${S}", "issuer": peer.origin}},
+                "wif": {"url": peer.url, "oauth": {"grant": "workload_identity", "assertionFile": str(token)}},
+            }},
+            environ={"S": "w-s3cret"},
+        )
+        for name in ("cc", "wif"):
+            with mis.connect(servers[name], protocol="legacy") as client:
+                assert client.call_tool("whoami", {})["content"][0]["text"] == "mcp"
+        assert [f["grant_type"] for f in peer.machine_forms] == ["client_credentials", "urn:ietf:params:oauth:grant-type:jwt-bearer"]
+        for oauth in ({"grant": "client_credentials", "clientId": "w", "clientSecret": "x"}, {"grant": "password"}):
+            bad = mis.load_config({"mcpServers": {"s": {"url": peer.url, "oauth": oauth}}})
+            with pytest.raises(mis.ConfigError, match="oauth"):
+                mis.connect(bad["s"], protocol="legacy")
+    finally:
+        peer.close()
+
+
 def test_an_error_about_a_server_never_shows_what_a_placeholder_put_in(tmp_path: Path) -> None:
     servers = mis.load_config(
         {"mcpServers": {"s": {"command": "${TOOLS}/server", "args": []}, "h": {"url": "http://127.0.0.1:9/mcp?key=${KEY}"}}},

@@ -226,7 +226,8 @@ def test_rule_12_config_reads_files_with_the_stdlib_alone() -> None:
 
 
 def test_rule_12_the_group_opens_servers_through_the_public_client_only() -> None:
-    assert GRAPH[P + "group"] == {P + "client", P + "config", P + "errors"}
+    assert GRAPH[P + "group"] == {P + "client", P + "config", P + "_config_oauth", P + "oauth", P + "errors"}
+    assert GRAPH[P + "_config_oauth"] <= {P + "config", P + "oauth"}
 
 
 def test_rule_12_the_pool_leases_public_clients_on_the_runtime_alone() -> None:

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcp_input_sync._protocol import oauth as o
+from mcp_input_sync._protocol import oauth_metadata as m
 from mcp_input_sync._protocol import oauth_flow as f
 from mcp_input_sync._protocol.oauth import OAuthRefused
 
@@ -20,7 +21,7 @@ ISSUER = "https://auth.example.com"
 SERVER = "https://mcp.example.com/mcp"
 
 
-def metadata(**fields: Any) -> o.AuthServerMetadata:
+def metadata(**fields: Any) -> m.AuthServerMetadata:
     doc: dict[str, Any] = {
         "issuer": ISSUER,
         "authorization_endpoint": ISSUER + "/authorize",
@@ -29,7 +30,7 @@ def metadata(**fields: Any) -> o.AuthServerMetadata:
     }
     doc.update(fields)
     doc = {k: v for k, v in doc.items() if v is not None}
-    return o.check_as_metadata(doc, doc.get("issuer", ISSUER) if "issuer" in fields else ISSUER)
+    return m.check_as_metadata(doc, doc.get("issuer", ISSUER) if "issuer" in fields else ISSUER)
 
 
 def refused(check: str, fn: Any, *args: Any, **kwargs: Any) -> OAuthRefused:
@@ -159,16 +160,16 @@ def test_a_refusal_never_quotes_the_header() -> None:
     ],
 )
 def test_prm_urls_come_in_the_specified_order_and_no_more(server: str, challenge_url: Optional[str], expected: tuple[str, ...]) -> None:
-    assert o.prm_urls(server, challenge_url) == expected
+    assert m.prm_urls(server, challenge_url) == expected
 
 
 @pytest.mark.parametrize("server", ["mcp.example.com", "ftp://m/x", "https://m/x#frag", "https:///x", "https://a@m/x", "https://m:99999/x", "https://m/ x", 7])
 def test_prm_urls_refuse_a_bad_server_url(server: Any) -> None:
-    refused("url", o.prm_urls, server)
+    refused("url", m.prm_urls, server)
 
 
 def test_prm_urls_refuse_a_bad_challenge_url() -> None:
-    refused("challenge", o.prm_urls, SERVER, "javascript:alert(1)")
+    refused("challenge", m.prm_urls, SERVER, "javascript:alert(1)")
 
 
 @pytest.mark.parametrize(
@@ -186,7 +187,7 @@ def test_prm_urls_refuse_a_bad_challenge_url() -> None:
     ],
 )
 def test_the_prm_resource_may_be_the_server_or_a_parent(resource: str, server: str) -> None:
-    assert o.check_prm_resource(resource, server) == resource  # unchanged, byte for byte
+    assert m.check_prm_resource(resource, server) == resource  # unchanged, byte for byte
 
 
 @pytest.mark.parametrize(
@@ -209,13 +210,13 @@ def test_the_prm_resource_may_be_the_server_or_a_parent(resource: str, server: s
     ],
 )
 def test_any_other_prm_resource_is_refused(resource: object, server: str) -> None:
-    refused("resource", o.check_prm_resource, resource, server)
+    refused("resource", m.check_prm_resource, resource, server)
 
 
 def test_a_prm_document_is_checked_whole() -> None:
     doc = {"resource": SERVER, "authorization_servers": [ISSUER], "scopes_supported": ["a", "b"]}
-    assert o.check_prm(doc, SERVER) == o.ProtectedResource(SERVER, (ISSUER,), ("a", "b"))
-    assert o.check_prm({"resource": SERVER, "authorization_servers": [ISSUER]}, SERVER).scopes_supported is None
+    assert m.check_prm(doc, SERVER) == m.ProtectedResource(SERVER, (ISSUER,), ("a", "b"))
+    assert m.check_prm({"resource": SERVER, "authorization_servers": [ISSUER]}, SERVER).scopes_supported is None
 
 
 @pytest.mark.parametrize(
@@ -234,7 +235,7 @@ def test_a_prm_document_is_checked_whole() -> None:
     ],
 )
 def test_a_bad_prm_document_is_refused(doc: object, check: str) -> None:
-    refused(check, o.check_prm, doc, SERVER)
+    refused(check, m.check_prm, doc, SERVER)
 
 
 # ---------------------------------------------------------------------------- authorization server metadata
@@ -269,12 +270,12 @@ def test_a_bad_prm_document_is_refused(doc: object, check: str) -> None:
     ],
 )
 def test_as_metadata_urls_follow_the_specification_order(issuer: str, expected: tuple[str, ...]) -> None:
-    assert o.as_metadata_urls(issuer) == expected
+    assert m.as_metadata_urls(issuer) == expected
 
 
 @pytest.mark.parametrize("issuer", ["http://auth.example.com", "https://auth.example.com?x=1", "https://auth.example.com#f", "auth.example.com", "", None])
 def test_as_metadata_urls_refuse_a_bad_issuer(issuer: Any) -> None:
-    refused("issuer", o.as_metadata_urls, issuer)
+    refused("issuer", m.as_metadata_urls, issuer)
 
 
 def test_metadata_is_read_into_a_record() -> None:
@@ -299,7 +300,7 @@ def test_metadata_is_read_into_a_record() -> None:
 )
 def test_the_metadata_issuer_must_be_the_same_string(document_issuer: object) -> None:
     doc = {"issuer": document_issuer, "authorization_endpoint": ISSUER + "/a", "token_endpoint": ISSUER + "/t"}
-    refused("issuer", o.check_as_metadata, doc, ISSUER)
+    refused("issuer", m.check_as_metadata, doc, ISSUER)
 
 
 @pytest.mark.parametrize(
@@ -319,9 +320,9 @@ def test_the_metadata_issuer_must_be_the_same_string(document_issuer: object) ->
 def test_http_endpoints_only_for_a_loopback_issuer(issuer: str, endpoint: str, ok: bool) -> None:
     doc = {"issuer": issuer, "authorization_endpoint": endpoint, "token_endpoint": endpoint}
     if ok:
-        assert o.check_as_metadata(doc, issuer).authorization_endpoint == endpoint
+        assert m.check_as_metadata(doc, issuer).authorization_endpoint == endpoint
     else:
-        refused("endpoint", o.check_as_metadata, doc, issuer)
+        refused("endpoint", m.check_as_metadata, doc, issuer)
 
 
 @pytest.mark.parametrize(
@@ -342,7 +343,7 @@ def test_malformed_metadata_is_refused(changes: dict[str, Any]) -> None:
 
 
 def test_metadata_that_is_not_an_object_is_refused() -> None:
-    refused("metadata", o.check_as_metadata, ["issuer"], ISSUER)
+    refused("metadata", m.check_as_metadata, ["issuer"], ISSUER)
 
 
 @pytest.mark.parametrize(
@@ -354,15 +355,15 @@ def test_metadata_that_is_not_an_object_is_refused() -> None:
     ],
 )
 def test_the_2025_03_26_fallbacks(server: str, base: str) -> None:
-    assert o.legacy_authorization_base(server) == base
-    defaults = o.legacy_default_metadata(server)
+    assert m.legacy_authorization_base(server) == base
+    defaults = m.legacy_default_metadata(server)
     assert (defaults.issuer, defaults.authorization_endpoint, defaults.token_endpoint, defaults.registration_endpoint) == (
         base, base + "/authorize", base + "/token", base + "/register")
     assert not defaults.discovered
 
 
 def test_the_2025_03_26_fallback_refuses_plain_http_off_loopback() -> None:
-    refused("url", o.legacy_authorization_base, "http://mcp.example.com/mcp")
+    refused("url", m.legacy_authorization_base, "http://mcp.example.com/mcp")
 
 
 @pytest.mark.parametrize(
@@ -423,7 +424,7 @@ def test_state_is_fresh_and_unguessable_sized() -> None:
 def test_pkce_support(methods: Optional[list[str]], discovered: bool, absent_is_refusal: bool, ok: bool) -> None:
     meta = metadata(code_challenge_methods_supported=methods)
     if not discovered:
-        meta = o.legacy_default_metadata(SERVER)
+        meta = m.legacy_default_metadata(SERVER)
     if ok:
         f.check_pkce_support(meta, absent_is_refusal=absent_is_refusal)
     else:
@@ -754,8 +755,8 @@ def test_refusals_never_quote_secrets() -> None:
                     max_leaves=15))
 def test_hostile_documents_are_read_or_refused_never_crash(document: Any) -> None:
     for call in (
-        lambda: o.check_as_metadata(document, ISSUER),
-        lambda: o.check_prm(document, SERVER),
+        lambda: m.check_as_metadata(document, ISSUER),
+        lambda: m.check_prm(document, SERVER),
         lambda: f.parse_token_response(document, 0.0),
     ):
         try:
@@ -777,13 +778,13 @@ def public_calls() -> list[tuple[str, Any, tuple[Any, ...]]]:
         ("bearer_challenge", o.bearer_challenge, ("Bearer",)),
         ("parse_scope", o.parse_scope, ("a b",)),
         ("scope_list", o.scope_list, (["a"],)),
-        ("prm_urls", o.prm_urls, (SERVER, None)),
-        ("check_prm_resource", o.check_prm_resource, (SERVER, SERVER)),
-        ("check_prm", o.check_prm, ({"resource": SERVER, "authorization_servers": [ISSUER]}, SERVER)),
-        ("as_metadata_urls", o.as_metadata_urls, (ISSUER,)),
-        ("check_as_metadata", o.check_as_metadata, ({"issuer": ISSUER, "authorization_endpoint": ISSUER, "token_endpoint": ISSUER}, ISSUER)),
-        ("legacy_authorization_base", o.legacy_authorization_base, (SERVER,)),
-        ("legacy_default_metadata", o.legacy_default_metadata, (SERVER,)),
+        ("prm_urls", m.prm_urls, (SERVER, None)),
+        ("check_prm_resource", m.check_prm_resource, (SERVER, SERVER)),
+        ("check_prm", m.check_prm, ({"resource": SERVER, "authorization_servers": [ISSUER]}, SERVER)),
+        ("as_metadata_urls", m.as_metadata_urls, (ISSUER,)),
+        ("check_as_metadata", m.check_as_metadata, ({"issuer": ISSUER, "authorization_endpoint": ISSUER, "token_endpoint": ISSUER}, ISSUER)),
+        ("legacy_authorization_base", m.legacy_authorization_base, (SERVER,)),
+        ("legacy_default_metadata", m.legacy_default_metadata, (SERVER,)),
         ("code_challenge", f.code_challenge, ("v" * 43,)),
         ("check_pkce_support", f.check_pkce_support, (meta,)),
         ("select_scopes", f.select_scopes, (("a",), ("b",), ("c",))),

@@ -23,7 +23,8 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from freezegun import freeze_time
 
 import mcp_input_sync as mis
-from mcp_input_sync._protocol.oauth import AuthServerMetadata, OAuthRefused
+from mcp_input_sync._protocol.oauth import OAuthRefused
+from mcp_input_sync._protocol.oauth_metadata import AuthServerMetadata
 from mcp_input_sync._protocol.oauth_flow import ClientAuth
 from mcp_input_sync._protocol.oauth_grants import (
     check_assertion_auth,

@@ -31,7 +31,8 @@ from typing import Any, Iterator, Sequence
 import pytest
 
 import mcp_input_sync as mis
-from mcp_input_sync._protocol.oauth import AuthServerMetadata, OAuthRefused, check_as_metadata
+from mcp_input_sync._protocol.oauth import OAuthRefused
+from mcp_input_sync._protocol.oauth_metadata import AuthServerMetadata, check_as_metadata
 from mcp_input_sync.oauth import Browser, FileStore, Headless, MemoryStore, OAuth, _reach, flow
 from mcp_input_sync.oauth._fetch import Fetcher
 from mcp_input_sync.oauth._reach import FETCH_FAILED, GLOBAL, LINK_LOCAL, LOOPBACK, NEVER, PRIVATE, Reach, rank, reach_for

@@ -29,7 +29,8 @@ from collections.abc import Mapping, Sequence
 from typing import Optional
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
-from .oauth import MAX_URL, AuthServerMetadata, OAuthRefused, scope_list, parse_scope
+from .oauth import MAX_URL, OAuthRefused, parse_scope, scope_list
+from .oauth_metadata import AuthServerMetadata
 from .record import Record
 
 __all__ = [

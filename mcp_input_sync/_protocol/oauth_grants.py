@@ -29,7 +29,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Optional
 
-from .oauth import AuthServerMetadata, OAuthRefused, scope_list
+from .oauth import OAuthRefused, scope_list
+from .oauth_metadata import AuthServerMetadata
 from .oauth_flow import MAX_TOKEN, ClientAuth, TokenRequest, form_request
 
 __all__ = [

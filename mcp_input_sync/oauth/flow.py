@@ -1,7 +1,7 @@
 """The authorization flow over the network: discovery, registration, the code exchange, refresh.
 
 Each step fetches through :class:`~._fetch.Fetcher` and decides with the
-pure core (:mod:`mcp_input_sync._protocol.oauth` and ``oauth_flow``); this
+pure core (:mod:`mcp_input_sync._protocol.oauth`, ``oauth_metadata`` and ``oauth_flow``); this
 module joins them in the specification's order and keeps the results as
 JSON-ready records for a token store. It holds no lock and no state between
 calls: :class:`~mcp_input_sync.oauth.OAuth` does.
@@ -15,10 +15,9 @@ from __future__ import annotations
 import re
 from typing import Any, Optional, Sequence
 
-from .._protocol.oauth import (
+from .._protocol.oauth import BearerChallenge, OAuthRefused
+from .._protocol.oauth_metadata import (
     AuthServerMetadata,
-    BearerChallenge,
-    OAuthRefused,
     as_metadata_urls,
     check_as_metadata,
     check_prm,

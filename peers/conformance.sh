@@ -109,6 +109,8 @@ ext:client-credentials-basic                         next  -           auth/clie
 ext:client-credentials-jwt                           next  -           auth/client-credentials-jwt
 ext:wif-jwt-bearer                                   next  -           auth/wif-jwt-bearer
 ext:enterprise-managed-authorization                 next  -           auth/enterprise-managed-authorization
+ext:dpop                                             next  -           auth/dpop
+ext:dpop-nonce                                       next  -           auth/dpop-nonce
 ext:016:client-credentials-basic                     016   -           auth/client-credentials-basic
 ext:016:client-credentials-jwt                       016   -           auth/client-credentials-jwt
 ext:016:cross-app-access-complete-flow               016   -           auth/cross-app-access-complete-flow"

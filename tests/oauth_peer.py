@@ -18,6 +18,11 @@ attributes of :class:`OAuthPeer` (set them before the request they concern).
   refused; the machine grants: ``client_credentials`` for the clients of
   ``machine_secrets`` or a client assertion ``machine_key`` verifies, the
   jwt-bearer grant for the assertions in ``good_assertions``).
+* DPoP (RFC 9449) with ``dpop`` set: the metadata lists ES256, the 401
+  challenges use the DPoP scheme, a token request with a valid proof gets
+  a ``DPoP`` token bound to the proof's key, and ``/mcp`` wants a fresh
+  proof with ``ath`` from that key for it (``dpop_nonces``: both servers
+  first ask for their nonce). Every proof's claims are kept in ``proofs``.
 * ``/idp/token``: an identity provider's RFC 8693 token exchange, which
   trades an ID token of ``good_id_tokens`` for an ID-JAG (``jag-<token>``,
   then good at ``/token`` for the ``machine_secrets`` clients).
@@ -57,6 +62,12 @@ class OAuthPeer:
         self.good_assertions: set[str] = set()
         self.good_id_tokens: set[str] = set()
         self.machine_forms: list[dict[str, str]] = []  # every machine-grant token request's form (and Basic header)
+        # DPoP: on, with nonces asked for; each proof's (where, claims); the jtis seen at /mcp
+        self.dpop = False
+        self.dpop_nonces = False
+        self.proofs: list[tuple[str, JsonDict]] = []
+        self.dpop_jtis: set[str] = set()
+        self._bound: Optional[str] = None  # the jkt the token request being answered proved (one at a time in these tests)
         # knobs
         self.expires_in: Optional[int] = 3600
         self.issue_refresh = True
@@ -143,6 +154,7 @@ class OAuthPeer:
             "token_endpoint_auth_methods_supported": ["none", "client_secret_basic", "client_secret_post"],
             "scopes_supported": ["mcp", "admin", "offline_access"],
             "authorization_response_iss_parameter_supported": True,
+            **({"dpop_signing_alg_values_supported": ["ES256"]} if self.dpop else {}),
             **self.metadata,
         }
 
@@ -173,18 +185,56 @@ class OAuthPeer:
 
     def _challenge(self, status: int, error: str, scope: str) -> tuple[int, dict[str, str], bytes]:
         named = self.resource_metadata or f"{self.origin}/.well-known/oauth-protected-resource/mcp"
-        value = f'Bearer error="{error}", scope="{scope}", resource_metadata="{named}"'
+        value = f'{"DPoP" if self.dpop else "Bearer"} error="{error}", scope="{scope}", resource_metadata="{named}"'
         return self._json(status, {"error": error}, {"WWW-Authenticate": value})
+
+    def _proof(self, headers: dict[str, str], where: str, url: str, token: Optional[str] = None) -> Optional[JsonDict]:
+        """The claims of a request's valid DPoP proof for ``url`` (None when it has none or a bad one); its jwk thumbprint in ``jkt``."""
+        import jwt  # the test extra has PyJWT
+
+        proof = {k.lower(): v for k, v in headers.items()}.get("dpop")
+        if proof is None:
+            return None
+        try:
+            header = jwt.get_unverified_header(proof)
+            key = jwt.PyJWK(header["jwk"]).key
+            claims = jwt.decode(proof, key, algorithms=["ES256"])
+        except (jwt.PyJWTError, KeyError, TypeError, ValueError):
+            return None
+        if header.get("typ") != "dpop+jwt" or "d" in header["jwk"] or claims.get("htm") != "POST" or claims.get("htu") != url:
+            return None
+        if abs(time.time() - claims.get("iat", 0)) > 300:
+            return None
+        if token is not None:
+            digest = base64.urlsafe_b64encode(hashlib.sha256(token.encode()).digest()).decode().rstrip("=")
+            if claims.get("ath") != digest:
+                return None
+        jwk = header["jwk"]
+        members = json.dumps({k: jwk[k] for k in ("crv", "kty", "x", "y")}, separators=(",", ":"), sort_keys=True)
+        claims["jkt"] = base64.urlsafe_b64encode(hashlib.sha256(members.encode()).digest()).decode().rstrip("=")
+        with self.lock:
+            self.proofs.append((where, claims))
+        return claims
 
     def _mcp(self, verb: str, headers: dict[str, str], raw: bytes) -> tuple[int, dict[str, str], bytes]:
         if verb != "POST":
             return 405, {}, b""
         auth = {k.lower(): v for k, v in headers.items()}.get("authorization", "")
-        token = auth[len("Bearer "):] if auth.startswith("Bearer ") else None
+        scheme, _, token_text = auth.partition(" ")
+        token = token_text if scheme in ("Bearer", "DPoP") and token_text else None
         with self.lock:
             grant = self.access.get(token) if token else None
         if self.always_401 or grant is None or (grant["expires_at"] is not None and time.time() >= grant["expires_at"]):
             return self._challenge(401, "invalid_token", "mcp")
+        if grant.get("jkt") is not None:  # a DPoP-bound token: the DPoP scheme, and a fresh proof from its key
+            claims = self._proof(headers, "mcp", self.url, token)
+            if scheme != "DPoP" or claims is None or claims["jkt"] != grant["jkt"] or claims["jti"] in self.dpop_jtis:
+                return self._challenge(401, "invalid_token", "mcp")
+            self.dpop_jtis.add(claims["jti"])
+            if self.dpop_nonces and claims.get("nonce") != "rs-nonce":
+                named = f"{self.origin}/.well-known/oauth-protected-resource/mcp"
+                challenge = f'DPoP error="use_dpop_nonce", resource_metadata="{named}"'
+                return self._json(401, {"error": "use_dpop_nonce"}, {"WWW-Authenticate": challenge, "DPoP-Nonce": "rs-nonce"})
         if self.mcp_redirect is not None:
             return 307, {"Location": self.mcp_redirect}, b""
         message = json.loads(raw)
@@ -248,14 +298,15 @@ class OAuthPeer:
     def _issue(self, client_id: str, scopes: list[str]) -> JsonDict:
         access = "at-" + secrets.token_urlsafe(12)
         expires_at = None if self.expires_in is None else time.time() + self.expires_in
-        answer: JsonDict = {"access_token": access, "token_type": "Bearer", "scope": " ".join(scopes)}
+        bound = self._bound
+        answer: JsonDict = {"access_token": access, "token_type": "DPoP" if bound else "Bearer", "scope": " ".join(scopes)}
         if self.expires_in is not None:
             answer["expires_in"] = self.expires_in
         with self.lock:
-            self.access[access] = {"scopes": scopes, "expires_at": expires_at}
+            self.access[access] = {"scopes": scopes, "expires_at": expires_at, "jkt": bound}
             if self.issue_refresh:
                 refresh = "rt-" + secrets.token_urlsafe(12)
-                self.refresh[refresh] = {"client_id": client_id, "scopes": scopes}
+                self.refresh[refresh] = {"client_id": client_id, "scopes": scopes, "jkt": bound}
                 answer["refresh_token"] = refresh
         return answer
 
@@ -272,6 +323,14 @@ class OAuthPeer:
             client_id = base64.b64decode(lowered["authorization"][6:]).decode().split(":")[0]
         if form.get("resource") != self.url:
             return self._json(400, {"error": "invalid_target"})
+        self._bound = None
+        if self.dpop and "dpop" in lowered:
+            claims = self._proof(headers, "token", self.origin + "/token")
+            if claims is None:
+                return self._json(400, {"error": "invalid_dpop_proof"})
+            if self.dpop_nonces and claims.get("nonce") != "as-nonce":
+                return self._json(400, {"error": "use_dpop_nonce"}, {"DPoP-Nonce": "as-nonce"})
+            self._bound = claims["jkt"]
         if form.get("grant_type") in ("client_credentials", "urn:ietf:params:oauth:grant-type:jwt-bearer"):
             return self._machine(lowered.get("authorization", ""), form)
         if form.get("grant_type") == "authorization_code":
@@ -290,8 +349,8 @@ class OAuthPeer:
                 grant = self.refresh.pop(token, None)
                 reused = token in self.spent_refresh
                 self.spent_refresh.add(token)
-            if grant is None or reused or grant["client_id"] != client_id:
-                return self._json(400, {"error": "invalid_grant"})
+            if grant is None or reused or grant["client_id"] != client_id or grant.get("jkt") != self._bound:
+                return self._json(400, {"error": "invalid_grant"})  # a bound refresh token needs a proof from its key
             return self._json(200, self._issue(client_id or "", grant["scopes"]))
         return self._json(400, {"error": "unsupported_grant_type"})
 

@@ -78,9 +78,9 @@ def extension_rows() -> list[str]:
 
 
 @pytest.mark.skipif(not runner_installed(), reason="run peers/setup.sh to install the official conformance runner")
-def test_the_official_conformance_runner_passes_the_machine_grant_extension_rows() -> None:
+def test_the_official_conformance_runner_passes_the_machine_grant_and_dpop_extension_rows() -> None:
     rows = extension_rows()
-    assert len(rows) == 7
+    assert len(rows) == 9
     done = subprocess.run(
         ["bash", str(ROOT / "peers" / "conformance.sh"), "--only", "ext:*", sys.executable, "-m", "mcp_input_sync.conformance"],
         capture_output=True,

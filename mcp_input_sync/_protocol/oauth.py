@@ -129,7 +129,7 @@ class BearerChallenge(Record):
     :data:`MAX_DESCRIPTION`; show it only as untrusted text.
     """
 
-    __slots__ = ("resource_metadata", "scope", "error", "error_description", "realm")
+    __slots__ = ("resource_metadata", "scope", "error", "error_description", "realm", "scheme")
 
     def __init__(
         self,
@@ -138,12 +138,15 @@ class BearerChallenge(Record):
         error: Optional[str] = None,
         error_description: Optional[str] = None,
         realm: Optional[str] = None,
+        scheme: str = "bearer",
     ) -> None:
         self.resource_metadata = resource_metadata
         self.scope = scope
         self.error = error
         self.error_description = error_description
         self.realm = realm
+        #: ``"bearer"``, or ``"dpop"`` for a ``DPoP`` challenge (RFC 9449 section 7.1), which reads the same.
+        self.scheme = scheme
 
     @property
     def insufficient_scope(self) -> bool:
@@ -329,16 +332,16 @@ def scope_list(parts: object, check: str = "scope") -> tuple[str, ...]:
 
 
 def bearer_challenge(header: object) -> Optional[BearerChallenge]:
-    """The ``Bearer`` challenge of a ``WWW-Authenticate`` value, or None when it has none.
+    """The ``Bearer`` (or ``DPoP``) challenge of a ``WWW-Authenticate`` value, or None when it has none.
 
-    The first Bearer challenge counts. A parameter given twice in it, a
+    The first Bearer or DPoP challenge counts (``scheme`` says which). A parameter given twice in it, a
     ``scope`` that is not a scope list, an ``error`` that is not an OAuth
     error code, or a ``resource_metadata`` that is not an absolute http(s)
     URL is refused (:class:`OAuthRefused`, check ``"challenge"``); a bare
     ``Bearer`` is a challenge with every field None.
     """
     for challenge in parse_www_authenticate(header):
-        if challenge.scheme != "bearer":
+        if challenge.scheme not in ("bearer", "dpop"):
             continue
         fields: dict[str, str] = {}
         for name, value in challenge.params:
@@ -359,6 +362,7 @@ def bearer_challenge(header: object) -> Optional[BearerChallenge]:
             error=error,
             error_description=None if description is None else description[:MAX_DESCRIPTION],
             realm=fields.get("realm"),
+            scheme=challenge.scheme,
         )
     return None
 

@@ -514,8 +514,9 @@ class Tokens(Record):
     """Tokens from a token response, with the absolute expiry computed from the ``now`` given.
 
     ``expires_at`` is seconds on the caller's clock (None: the server gave no
-    lifetime); ``scopes`` is None when the response named none. The repr
-    shows neither token.
+    lifetime); ``scopes`` is None when the response named none;
+    ``token_type`` is ``"Bearer"``, or ``"DPoP"`` for a token bound to the
+    client's DPoP key (RFC 9449 section 5). The repr shows neither token.
     """
 
     __slots__ = ("access_token", "token_type", "expires_at", "refresh_token", "scopes")
@@ -562,25 +563,27 @@ class Tokens(Record):
             raise OAuthRefused("token", "The stored refresh token is not usable.")
         if expires_at is not None and not _finite_number(expires_at):
             raise OAuthRefused("token", "The stored expiry is not a time.")
-        if data.get("token_type", "Bearer") != "Bearer":
-            raise OAuthRefused("token", "The stored tokens are not Bearer tokens.")
+        token_type = data.get("token_type", "Bearer")
+        if token_type not in ("Bearer", "DPoP"):
+            raise OAuthRefused("token", "The stored tokens are neither Bearer nor DPoP tokens.")
         scopes = _scopes_arg(data.get("scopes"), "token")
         expiry = None if expires_at is None else float(expires_at)
-        return cls(access, "Bearer", expiry, refresh, None if scopes is None else scope_list(scopes, "token"))
+        return cls(access, token_type, expiry, refresh, None if scopes is None else scope_list(scopes, "token"))
 
     def expired(self, now: float, margin: float = 60.0) -> bool:
         """Whether the access token is expired at ``now``, or will be within ``margin`` seconds."""
         return self.expires_at is not None and now + margin >= self.expires_at
 
     def authorization(self) -> str:
-        """The ``Authorization`` header value: ``Bearer <access token>``."""
-        return "Bearer " + self.access_token
+        """The ``Authorization`` header value: ``Bearer <access token>``, or ``DPoP <access token>`` (RFC 9449 section 7.1)."""
+        return ("DPoP " if self.token_type == "DPoP" else "Bearer ") + self.access_token
 
 
-def parse_token_response(document: object, now: float, previous: Optional[Tokens] = None) -> Tokens:
+def parse_token_response(document: object, now: float, previous: Optional[Tokens] = None, *, dpop: bool = False) -> Tokens:
     """Check a token endpoint's JSON answer and build :class:`Tokens` (RFC 6749 sections 5.1 and 6).
 
-    ``access_token`` is required; ``token_type`` must be Bearer (any case);
+    ``access_token`` is required; ``token_type`` must be Bearer (any case),
+    or DPoP when the request carried a proof (``dpop``);
     ``expires_in`` a non-negative number of seconds, capped at ten years;
     ``scope`` a scope list. A refresh answer without a new refresh token
     keeps ``previous``'s (refresh tokens may or may not rotate). Raises
@@ -594,8 +597,9 @@ def parse_token_response(document: object, now: float, previous: Optional[Tokens
     if not isinstance(access, str) or not access or len(access) > MAX_TOKEN or not access.isascii() or not access.isprintable():
         raise OAuthRefused("token", "The token response carries no usable access token.")
     token_type = document.get("token_type", "Bearer")
-    if not isinstance(token_type, str) or token_type.lower() != "bearer":
-        raise OAuthRefused("token", "The token response is not for a Bearer token.")
+    kind = token_type.lower() if isinstance(token_type, str) else None
+    if kind != "bearer" and not (dpop and kind == "dpop"):
+        raise OAuthRefused("token", "The token response is not for a Bearer token." if not dpop else "The token response is for neither a Bearer nor a DPoP token.")
     expires_in = document.get("expires_in")
     expires_at: Optional[float] = None
     if expires_in is not None:
@@ -609,4 +613,4 @@ def parse_token_response(document: object, now: float, previous: Optional[Tokens
         refresh = previous.refresh_token
     scope = document.get("scope")
     scopes = None if scope is None else parse_scope(scope, check="token")
-    return Tokens(access, "Bearer", expires_at, refresh, scopes)
+    return Tokens(access, "DPoP" if kind == "dpop" else "Bearer", expires_at, refresh, scopes)

@@ -104,15 +104,21 @@ class ProtectedResource(Record):
 
     ``resource`` is the document's value unchanged; ``authorization_servers``
     are the issuers it names, in its order (at least one);
-    ``scopes_supported`` is None when the document has none.
+    ``scopes_supported`` is None when the document has none. ``dpop`` is
+    True when the resource takes DPoP-bound tokens: it lists
+    ``dpop_signing_alg_values_supported`` or sets
+    ``dpop_bound_access_tokens_required`` (RFC 9728 section 2).
     """
 
-    __slots__ = ("resource", "authorization_servers", "scopes_supported")
+    __slots__ = ("resource", "authorization_servers", "scopes_supported", "dpop")
 
-    def __init__(self, resource: str, authorization_servers: tuple[str, ...], scopes_supported: Optional[tuple[str, ...]]) -> None:
+    def __init__(
+        self, resource: str, authorization_servers: tuple[str, ...], scopes_supported: Optional[tuple[str, ...]], dpop: bool = False
+    ) -> None:
         self.resource = resource
         self.authorization_servers = authorization_servers
         self.scopes_supported = scopes_supported
+        self.dpop = dpop
 
 
 def check_prm(document: object, server_url: str) -> ProtectedResource:
@@ -132,7 +138,8 @@ def check_prm(document: object, server_url: str) -> ProtectedResource:
     for issuer in servers:
         split_http_url(issuer, "metadata", what="An authorization server")
     scopes = document.get("scopes_supported")
-    return ProtectedResource(resource, tuple(servers), None if scopes is None else scope_list(scopes, "metadata"))
+    dpop = _names(document, "dpop_signing_alg_values_supported") is not None or document.get("dpop_bound_access_tokens_required") is True
+    return ProtectedResource(resource, tuple(servers), None if scopes is None else scope_list(scopes, "metadata"), dpop)
 
 
 # ---------------------------------------------------------------------------- authorization server metadata

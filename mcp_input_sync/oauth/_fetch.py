@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Optional, Union
 from urllib.parse import urljoin, urlsplit
 
 from .._protocol.oauth import OAuthRefused
+from .._protocol.dpop import wants_nonce
 from .._protocol.oauth_flow import TokenRequest
 from .._runtime import thread_name
 from ..transports._abortable import Abort, abortable
@@ -42,6 +43,7 @@ from ..transports.http import origin_of
 from ._reach import FETCH_FAILED, Reach, guarded_session, reach_for, reaching
 
 if TYPE_CHECKING:
+    from ._dpop import DPoPSession
     import requests
 
 #: The largest metadata, registration or token document read, in bytes.
@@ -142,6 +144,8 @@ class Fetcher:
         self.private_networks = private_networks
         #: What this fetcher may reach (None: anything; the MCP server's own URL is probed so).
         self.reach: Optional[Reach] = None
+        #: Token requests carry a DPoP proof signed with this session's key (None: no DPoP).
+        self.dpop: Optional["DPoPSession"] = None
 
     def toward(self, server_url: str) -> "Fetcher":
         """A fetcher on the same connections that reaches only what the authorization flow of ``server_url`` may."""
@@ -164,9 +168,32 @@ class Fetcher:
         sent = {"Content-Type": "application/json", "Accept": "application/json", **(headers or {})}
         return self.exchange("POST", url, headers=sent, data=json.dumps(body).encode("utf-8"))
 
-    def post_form(self, request: TokenRequest) -> Answer:
-        """POST a token request (its body is already form-encoded, its headers carry the client's authentication)."""
-        return self.exchange("POST", request.url, headers=dict(request.headers), data=request.body.encode("ascii"))
+    def with_dpop(self, session: Optional["DPoPSession"]) -> "Fetcher":
+        """A fetcher on the same connections whose token requests carry DPoP proofs of ``session`` (None: none)."""
+        bound = copy.copy(self)
+        bound._owned = False
+        bound.dpop = session
+        return bound
+
+    def post_form(self, request: TokenRequest, *, dpop: bool = True) -> Answer:
+        """POST a token request (its body is already form-encoded, its headers carry the client's authentication).
+
+        With a DPoP session (and ``dpop``), the request carries a fresh proof;
+        an answer asking for the server's nonce (400 ``use_dpop_nonce`` with a
+        ``DPoP-Nonce``) is retried once with a new proof that carries it.
+        """
+        headers, body = dict(request.headers), request.body.encode("ascii")
+        session = self.dpop if dpop else None
+        if session is None:
+            return self.exchange("POST", request.url, headers=headers, data=body)
+        headers["DPoP"] = session.proof("POST", request.url)
+        answer = self.exchange("POST", request.url, headers=headers, data=body)
+        fresh = session.remember(request.url, answer.headers)
+        if fresh and wants_nonce(answer.status, answer.document, None):
+            headers["DPoP"] = session.proof("POST", request.url)
+            answer = self.exchange("POST", request.url, headers=headers, data=body)
+            session.remember(request.url, answer.headers)
+        return answer
 
     def probe(self, url: str, data: bytes, headers: dict[str, str]) -> Answer:
         """POST ``data`` and keep only the status and headers: the body is never read (a stream may never end)."""

@@ -19,7 +19,7 @@ from typing import Any, Mapping, Optional, Union
 
 from .._protocol.oauth_grants import SIGNING_ALGORITHMS
 
-__all__ = ["EXTRA", "SigningKey", "signing_modules"]
+__all__ = ["EXTRA", "DPoPKey", "SigningKey", "signing_modules"]
 
 #: What to install for signing.
 EXTRA = "pip install 'mcp_input_sync[jwt]'"
@@ -100,3 +100,60 @@ class SigningKey:
         jwt = signing_modules()[0]
         token: str = jwt.encode(dict(claims), self._key, algorithm=self.algorithm, headers=dict(headers) if headers else None)
         return token
+
+
+class DPoPKey:
+    """The EC P-256 key pair a client proves its possession of with DPoP (RFC 9449); ES256.
+
+    :meth:`generate` makes a new one; :meth:`from_pem` reads one kept in a
+    token store beside the tokens bound to it, so they work after a restart.
+
+    Raises:
+        ValueError: PyJWT is missing (the message names the extra), or the
+            PEM is not an EC P-256 private key.
+    """
+
+    __slots__ = ("_key", "jwk")
+
+    def __init__(self, key: Any) -> None:
+        self._key = key
+        numbers = key.public_key().public_numbers()
+        #: The public key as a JWK (RFC 7518 section 6.2.1): what goes in every proof's header.
+        self.jwk = {"kty": "EC", "crv": "P-256", "x": _coordinate(numbers.x), "y": _coordinate(numbers.y)}
+
+    @classmethod
+    def generate(cls) -> "DPoPKey":
+        _, _, ec, _ = signing_modules()
+        return cls(ec.generate_private_key(ec.SECP256R1()))
+
+    @classmethod
+    def from_pem(cls, pem: str) -> "DPoPKey":
+        _, serialization, ec, _ = signing_modules()
+        try:
+            key = serialization.load_pem_private_key(pem.encode("ascii"), password=None)
+        except (ValueError, TypeError, UnicodeEncodeError):
+            raise ValueError("the stored DPoP key is not a PEM private key") from None
+        if not isinstance(key, ec.EllipticCurvePrivateKey) or key.curve.name != "secp256r1":
+            raise ValueError("the stored DPoP key is not an EC P-256 key")
+        return cls(key)
+
+    def to_pem(self) -> str:
+        """The private key as unencrypted PKCS#8 PEM, for the token store (which keeps tokens as secret)."""
+        _, serialization, _, _ = signing_modules()
+        pem: bytes = self._key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+        return pem.decode("ascii")
+
+    def sign(self, claims: Mapping[str, object], headers: Mapping[str, object]) -> str:
+        jwt = signing_modules()[0]
+        token: str = jwt.encode(dict(claims), self._key, algorithm="ES256", headers=dict(headers))
+        return token
+
+    def __repr__(self) -> str:
+        return "DPoPKey(ES256)"
+
+
+def _coordinate(value: int) -> str:
+    """A P-256 coordinate as base64url of its 32 big-endian bytes, unpadded."""
+    import base64
+
+    return base64.urlsafe_b64encode(value.to_bytes(32, "big")).decode("ascii").rstrip("=")

@@ -83,13 +83,17 @@ class Discovery(Record):
     authorization server).
     """
 
-    __slots__ = ("resource", "metadata", "prm_scopes", "legacy")
+    __slots__ = ("resource", "metadata", "prm_scopes", "legacy", "dpop")
 
-    def __init__(self, resource: str, metadata: AuthServerMetadata, prm_scopes: Optional[tuple[str, ...]], legacy: bool) -> None:
+    def __init__(
+        self, resource: str, metadata: AuthServerMetadata, prm_scopes: Optional[tuple[str, ...]], legacy: bool, dpop: bool = False
+    ) -> None:
         self.resource = resource
         self.metadata = metadata
         self.prm_scopes = prm_scopes
         self.legacy = legacy
+        #: The resource takes DPoP-bound tokens: its metadata says so, or it challenged with the DPoP scheme.
+        self.dpop = dpop
 
 
 def _document(fetcher: Fetcher, url: str) -> Any:
@@ -143,10 +147,12 @@ def discover(fetcher: Fetcher, server_url: str, challenge: Optional[BearerChalle
         metadata = fetch_metadata(fetcher, issuer)
         if metadata is None:
             raise OAuthRefused("metadata", "The authorization server publishes no metadata.")
-        return Discovery(prm.resource, metadata, prm.scopes_supported, legacy=False)
+        dpop = prm.dpop or (challenge is not None and challenge.scheme == "dpop")
+        return Discovery(prm.resource, metadata, prm.scopes_supported, legacy=False, dpop=dpop)
     base = legacy_authorization_base(server_url)
     metadata = fetch_metadata(fetcher, base)
-    return Discovery(server_url, metadata or legacy_default_metadata(server_url), None, legacy=True)
+    dpop = challenge is not None and challenge.scheme == "dpop"
+    return Discovery(server_url, metadata or legacy_default_metadata(server_url), None, legacy=True, dpop=dpop)
 
 
 def metadata_to_dict(metadata: AuthServerMetadata) -> dict[str, Any]:
@@ -320,6 +326,7 @@ class TokenRefused(OAuthRefused):
 
 
 def token_call(fetcher: Fetcher, request: Any, now: float, previous: Optional[Tokens]) -> Tokens:
+    """POST a token request (with a DPoP proof when ``fetcher`` has a DPoP key) and check the tokens that come back."""
     answer = fetcher.post_form(request)
     document = answer.document
     if answer.status != 200:
@@ -330,7 +337,7 @@ def token_call(fetcher: Fetcher, request: Any, now: float, previous: Optional[To
         if answer.status >= 500:
             raise refusal
         raise TokenRefused(refusal.message, None)
-    return parse_token_response(document, now, previous)
+    return parse_token_response(document, now, previous, dpop=fetcher.dpop is not None)
 
 
 def exchange_code(

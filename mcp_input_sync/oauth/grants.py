@@ -329,7 +329,7 @@ class EnterpriseManaged(Grant):
         request = token_exchange_request(
             self.idp_token_endpoint, self._assertion.get(), self.subject_token_type, discovery.metadata.issuer, discovery.resource, scopes, idp_auth
         )
-        answer = fetcher.post_form(request)
+        answer = fetcher.post_form(request, dpop=False)  # the identity provider gets no proof: the ID-JAG is not a token of ours
         if answer.status != 200:
             error = answer.document.get("error") if isinstance(answer.document, dict) else None
             reason = error if isinstance(error, str) and error.isidentifier() and len(error) <= 40 else f"HTTP {answer.status}"

@@ -21,12 +21,16 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Sequence, Union
 
+from .._protocol.dpop import ALGORITHM as DPOP_ALGORITHM
+from .._protocol.dpop import wants_nonce
 from .._protocol.oauth import BearerChallenge, OAuthRefused, bearer_challenge, scope_list
 from .._protocol.oauth_flow import OFFLINE_ACCESS, AuthorizationRequest, Tokens, select_scopes, step_up_scopes
 from ..errors import ClientError
 from . import flow
 from ._fetch import Fetcher
 from .consent import Consent
+from ._dpop import DPoPSession
+from ._jwt import EXTRA, DPoPKey, signing_modules
 from .grants import Grant
 from .stores import MemoryStore, TokenStore, record_key
 
@@ -134,6 +138,11 @@ class OAuth:
             :class:`~mcp_input_sync.oauth.EnterpriseManaged`): the client gets
             its tokens with it and never asks for a login, so ``consent`` and
             the ``client_*`` settings are not used (docs/oauth.md#machine-identity).
+        dpop: DPoP (RFC 9449): None (the default) binds tokens to a key of
+            this client's where the server takes DPoP-bound tokens (its
+            metadata says so, or it challenges with the DPoP scheme) and its
+            authorization server signs them with ES256; True always; False
+            never. Needs the ``jwt`` extra (docs/oauth.md#dpop).
         private_networks: let the flow reach private, link-local and loopback
             addresses, and plain http to loopback, whatever the MCP server's
             own address (development; an authorization server on a private
@@ -160,7 +169,12 @@ class OAuth:
         session: Optional["requests.Session"] = None,
         private_networks: bool = False,
         grant: Optional[Grant] = None,
+        dpop: Optional[bool] = None,
     ) -> None:
+        if dpop is not None and not isinstance(dpop, bool):
+            raise TypeError("dpop must be None, True or False")
+        if dpop:
+            signing_modules()  # DPoP signs: without PyJWT, say so now, naming the extra
         if grant is not None and not isinstance(grant, Grant):
             raise TypeError("grant must be a ClientCredentials, WorkloadIdentity or EnterpriseManaged")
         if client_secret is not None and client_id is None:
@@ -173,6 +187,9 @@ class OAuth:
             raise ValueError(exc.message) from None
         self.consent = consent
         self.grant = grant
+        self.dpop = dpop
+        #: Each server's DPoP key, by record key (loaded from the store or made at a login).
+        self._dpop_sessions: dict[str, DPoPSession] = {}
         self.store: TokenStore = store if store is not None else MemoryStore()
         self.account = account
         self.settings = flow.Settings(client_name, client_id, client_secret, client_issuer, client_metadata_url, chosen)
@@ -185,7 +202,7 @@ class OAuth:
             "consent": consent, "store": self.store, "account": account, "client_name": client_name, "client_id": client_id,
             "client_secret": client_secret, "client_issuer": client_issuer, "client_metadata_url": client_metadata_url,
             "scopes": scopes, "verify": verify, "timeout": timeout, "refresh_margin": refresh_margin, "lock_timeout": lock_timeout,
-            "private_networks": private_networks, "grant": grant,
+            "private_networks": private_networks, "grant": grant, "dpop": dpop,
         }
 
     def configured(self, **changes: Any) -> "OAuth":
@@ -236,6 +253,21 @@ class OAuth:
             return fallback
         return self._entry(server_url).header
 
+    def dpop_proof(self, server_url: str, method: str, authorization: str) -> Optional[str]:
+        """The ``DPoP`` header of a request to ``server_url`` that carries ``authorization`` (None for a Bearer token).
+
+        A fresh proof each time: the request's method and URL, ``ath`` of the
+        token, and the nonce the server asked for last.
+        """
+        if not authorization.startswith("DPoP "):
+            return None
+        try:
+            with _guarded():
+                session = self._dpop_session(server_url)
+        except OAuthRefused:
+            return None  # the server's 401 then says so, through challenged()
+        return None if session is None else session.proof(method, server_url, authorization[5:])
+
     def challenged(self, server_url: str, status: int, headers: Mapping[str, str], sent: Optional[str]) -> None:
         """The server answered ``status`` (401 or 403) to a request that carried ``sent``; make a retry worthwhile.
 
@@ -243,6 +275,12 @@ class OAuth:
         new header. Raises :class:`OAuthRefused` when it should not.
         """
         challenge = self._challenge(headers)
+        if status == 401 and challenge is not None and wants_nonce(401, None, challenge.error):
+            # RFC 9449 section 9: the token is fine, the proof lacks the server's nonce; no new token
+            session = self._dpop_session(server_url) if sent is not None and sent.startswith("DPoP ") else None
+            if session is not None and session.remember(server_url, headers):
+                return
+            raise OAuthRefused("dpop", "The server asks for a DPoP nonce it does not give, or refuses the one it gave.")
         if status == 403:
             if challenge is None or not challenge.insufficient_scope:
                 raise OAuthRefused("forbidden", "The server forbids this request (HTTP 403) and asks for no other scope.")
@@ -313,7 +351,7 @@ class OAuth:
         except OAuthRefused as exc:
             raise auth_error(exc) from None
         return {
-            "url": request.url, "server": server_url, "request": request.to_dict(), "legacy": discovery.legacy,
+            "url": request.url, "server": server_url, "request": request.to_dict(), "legacy": discovery.legacy, "dpop": discovery.dpop,
             "client_id": client.client_id, "client_source": client.source, "application_type": application_type,
         }
 
@@ -333,10 +371,11 @@ class OAuth:
                 server_url = pending["server"]
                 metadata, client = self._pending_parts(request.issuer, pending)
                 query = redirect.partition("?")[2] if "://" in redirect else redirect
-                tokens = self._exchange(self.fetcher.toward(server_url), metadata, client, request, query)
+                session = self._dpop_for(server_url, metadata, pending.get("dpop") is True)
+                tokens = self._exchange(self.fetcher.toward(server_url).with_dpop(session), metadata, client, request, query)
                 with self.store.lock(self._key(server_url), self.lock_timeout):
                     discovery = flow.Discovery(request.resource, metadata, None, pending.get("legacy") is True)
-                    self._save(server_url, discovery, client, tokens, request.scopes)
+                    self._save(server_url, discovery, client, tokens, request.scopes, session)
         except OAuthRefused as exc:
             raise auth_error(exc) from None
 
@@ -370,13 +409,16 @@ class OAuth:
             self._entries[self._key(server_url)] = _Entry(record)
 
     def _save(
-        self, server_url: str, discovery: flow.Discovery, client: flow.Client, tokens: Tokens, asked: Optional[Sequence[str]]
+        self, server_url: str, discovery: flow.Discovery, client: flow.Client, tokens: Tokens, asked: Optional[Sequence[str]],
+        session: Optional[DPoPSession] = None,
     ) -> None:
         record = {
             "v": RECORD_VERSION, "server": server_url, "resource": discovery.resource, "issuer": discovery.metadata.issuer,
             "legacy": discovery.legacy, "metadata": flow.metadata_to_dict(discovery.metadata), "client": client.to_dict(),
             "tokens": tokens.to_dict(), "scopes": list(tokens.scopes or asked or ()) or None,
         }
+        if session is not None:  # the key its tokens are bound to: a refresh after a restart needs it
+            record["dpop_key"] = session.key.to_pem()
         self.store.save(self._key(server_url), record)
         self._remember(server_url, record)
 
@@ -477,13 +519,14 @@ class OAuth:
         resource = record.get("resource")
         if client is None or client.issuer != metadata.issuer or not isinstance(resource, str):
             raise OAuthRefused("store", "The stored login cannot be refreshed.")
+        session = self._dpop_session(server_url, record) if tokens.token_type == "DPoP" else None
         try:
-            fresh = flow.refresh(self.fetcher.toward(server_url), metadata, client, tokens, resource, _clock())
+            fresh = flow.refresh(self.fetcher.toward(server_url).with_dpop(session), metadata, client, tokens, resource, _clock())
         except flow.TokenRefused as exc:
             self._forget_if_unknown(exc, client)
             raise
         discovery = flow.Discovery(resource, metadata, None, record.get("legacy") is True)
-        self._save(server_url, discovery, client, fresh, record.get("scopes"))
+        self._save(server_url, discovery, client, fresh, record.get("scopes"), session)
 
     def _step_up(self, server_url: str, challenge: BearerChallenge, sent: Optional[str]) -> None:
         """A 403 ``insufficient_scope``: log in again for the scopes held and the scopes challenged."""
@@ -533,13 +576,14 @@ class OAuth:
         if scopes is None:
             scopes = select_scopes(challenge.scope if challenge else None, discovery.prm_scopes, discovery.metadata.scopes_supported)
         scopes = tuple(scope for scope in scopes or () if scope != OFFLINE_ACCESS)  # no refresh token is kept: the grant asks again
+        session = self._dpop_for(server_url, discovery.metadata, discovery.dpop)
         try:
-            tokens = grant.obtain(fetcher, discovery, scopes)
+            tokens = grant.obtain(fetcher.with_dpop(session), discovery, scopes)
         except OAuthRefused as exc:
             log.warning("mcp_input_sync: the %s grant for %s failed: %s (check %s)", grant.kind, server_url, exc.message, exc.check)
             raise
         client = flow.Client(discovery.metadata.issuer, grant.client_id or grant.kind, None, None, (), "grant")
-        self._save(server_url, discovery, client, tokens, scopes)
+        self._save(server_url, discovery, client, tokens, scopes, session)
 
     def _login(self, server_url: str, challenge: Optional[BearerChallenge], scopes: Optional[Sequence[str]]) -> None:
         """The whole authorization code flow through ``consent`` (the caller holds the record's lock)."""
@@ -557,7 +601,56 @@ class OAuth:
                 discovery, client, round_.redirect_uri, self.settings, challenge.scope if challenge else None, scopes
             )
             query = round_.wait(request.url, fetcher)
-            tokens = self._exchange(fetcher, discovery.metadata, client, request, query)
+            session = self._dpop_for(server_url, discovery.metadata, discovery.dpop)
+            tokens = self._exchange(fetcher.with_dpop(session), discovery.metadata, client, request, query)
         finally:
             round_.close()
-        self._save(server_url, discovery, client, tokens, request.scopes)
+        self._save(server_url, discovery, client, tokens, request.scopes, session)
+
+    # ------------------------------------------------------------------ DPoP
+
+    def _dpop_for(self, server_url: str, metadata: Any, wanted: bool) -> Optional[DPoPSession]:
+        """The DPoP session a login or grant for ``server_url`` uses, or None for Bearer tokens (see ``dpop``).
+
+        ``wanted``: the resource takes DPoP-bound tokens. A host that asked
+        for DPoP (``dpop=True``) and an authorization server that lists no
+        ES256 is refused (check ``"dpop"``) before any token request.
+        """
+        if self.dpop is False:
+            return None
+        algorithms = metadata.dpop_signing_alg_values_supported
+        if self.dpop is None and not (wanted and algorithms is not None):
+            return None
+        if algorithms is not None and DPOP_ALGORITHM not in algorithms:
+            if self.dpop:
+                raise OAuthRefused("dpop", f"The authorization server takes no DPoP proof signed with {DPOP_ALGORITHM}.")
+            return None
+        if self.dpop is None:
+            try:
+                signing_modules()
+            except ValueError:
+                log.info("mcp_input_sync: %s takes DPoP-bound tokens; Bearer tokens instead (%s)", server_url, EXTRA)
+                return None
+        return self._dpop_session(server_url, create=True)
+
+    def _dpop_session(self, server_url: str, record: Optional[Mapping[str, Any]] = None, *, create: bool = False) -> Optional[DPoPSession]:
+        """The DPoP key of ``server_url``'s record: in memory, else from the store, else (``create``) a new one."""
+        key = self._key(server_url)
+        with self._guard:
+            session = self._dpop_sessions.get(key)
+        if session is not None:
+            return session
+        if record is None:
+            record = self._load(server_url)
+        pem = record.get("dpop_key") if record is not None else None
+        if isinstance(pem, str):
+            try:
+                session = DPoPSession(DPoPKey.from_pem(pem))
+            except ValueError:
+                raise OAuthRefused("store", "The stored DPoP key cannot be read.") from None
+        elif create:
+            session = DPoPSession(DPoPKey.generate())
+        else:
+            return None
+        with self._guard:
+            return self._dpop_sessions.setdefault(key, session)

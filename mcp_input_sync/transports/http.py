@@ -112,6 +112,14 @@ class BearerProvider(Protocol):
     def challenged(self, server_url: str, status: int, headers: Mapping[str, str], sent: Optional[str]) -> None: ...
 
 
+@runtime_checkable
+class DPoPProvider(Protocol):
+    """A provider whose tokens may be DPoP-bound (RFC 9449): ``dpop_proof(url, method, authorization)``
+    gives the ``DPoP`` header of each request whose ``Authorization`` it made (None for a Bearer token)."""
+
+    def dpop_proof(self, server_url: str, method: str, authorization: str) -> Optional[str]: ...
+
+
 def is_bearer_provider(auth: object) -> bool:
     """Whether ``auth`` is an OAuth provider (else it is a ``requests`` auth)."""
     return isinstance(auth, BearerProvider)
@@ -220,6 +228,8 @@ class HttpTransport(Transport):
         self._verify: Any = None if verify is True else verify
         #: An OAuth provider, which sets the Authorization header of every request itself.
         self._bearer: Optional[BearerProvider] = auth if is_bearer_provider(auth) else None
+        #: The same provider when its tokens may be DPoP-bound: each request then carries a fresh proof.
+        self._prover: Optional[DPoPProvider] = auth if isinstance(auth, DPoPProvider) and self._bearer is not None else None
         if auth is not None and self._bearer is None:
             self._session.auth = auth
         self._headers = dict(headers or {})
@@ -369,19 +379,23 @@ class HttpTransport(Transport):
         if self.session_id is not None:
             try:
                 timeouts = (min(2.0, self._timeouts[0]), max(0.1, min(2.0, budget.left)))
-                self._request("DELETE", self._base_headers(), None, timeouts).close()
+                self._request("DELETE", self._base_headers("DELETE"), None, timeouts).close()
             except Exception:  # noqa: BLE001 - a failed DELETE only leaves the session to expire
                 log.debug("mcp_input_sync: DELETE of the HTTP session failed", exc_info=True)
         self._session.close()
 
     # ------------------------------------------------------------------ POST
 
-    def _base_headers(self) -> dict[str, str]:
+    def _base_headers(self, method: str = "POST") -> dict[str, str]:
         headers = dict(self._headers)
         if self._bearer is not None:
             value = self._bearer.authorization(self.url)
             if value is not None:
                 headers["Authorization"] = value
+                if self._prover is not None:  # a DPoP-bound token goes with a fresh proof for this request
+                    proof = self._prover.dpop_proof(self.url, method, value)
+                    if proof is not None:
+                        headers["DPoP"] = proof
         if self.session_id is not None:
             headers[SESSION_HEADER] = self.session_id
         if self.protocol_version is not None:
@@ -641,7 +655,7 @@ class HttpTransport(Transport):
     def _resume(self, request_id: Any, last_event_id: str, attempt: int) -> bool:
         import requests
 
-        headers = self._base_headers()
+        headers = self._base_headers("GET")
         headers["Accept"] = "text/event-stream"
         headers["Last-Event-ID"] = last_event_id
         try:
@@ -661,7 +675,7 @@ class HttpTransport(Transport):
 
         if self._modern or self._closing:
             return
-        headers = self._base_headers()
+        headers = self._base_headers("GET")
         headers["Accept"] = "text/event-stream"
         try:
             response = self._request("GET", headers, None, self._timeouts)

@@ -50,7 +50,7 @@ def declared_capabilities(handler: Optional[InputHandler], options: Options, ver
     sampling_tools = bool(handler is not None and type(handler).sampling_tools)
     sampling_context = bool(options.sampling["context"])
     if version in modern.MODERN_VERSIONS:
-        return modern.capabilities(
+        caps = modern.capabilities(
             sampling=sampling,
             elicitation_modes=modes,
             roots=roots,
@@ -58,14 +58,18 @@ def declared_capabilities(handler: Optional[InputHandler], options: Options, ver
             sampling_context=sampling_context,
             tasks=options.tasks,
         )
-    return eras.client_capabilities(
-        version=version,
-        sampling=sampling,
-        elicitation_modes=modes,
-        roots=roots,
-        sampling_tools=sampling_tools,
-        sampling_context=sampling_context,
-    )
+    else:
+        caps = eras.client_capabilities(
+            version=version,
+            sampling=sampling,
+            elicitation_modes=modes,
+            roots=roots,
+            sampling_tools=sampling_tools,
+            sampling_context=sampling_context,
+        )
+    if options.extensions:  # SEP-2133: the host's extensions, in both eras (2025 schemas allow the extra key)
+        caps["extensions"] = {**caps.get("extensions", {}), **{name: dict(settings) for name, settings in options.extensions.items()}}
+    return caps
 
 
 class Negotiated(Record):

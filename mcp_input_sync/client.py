@@ -130,6 +130,14 @@ class Client(CallsAPI, SurfaceAPI):
         self.instructions: Optional[str] = None
 
     @property
+    def server_extensions(self) -> dict[str, JsonDict]:
+        """The extensions the server declared (SEP-2133), identifier -> settings; empty before it opened or without any."""
+        extensions = (self.server_capabilities or {}).get("extensions")
+        if not isinstance(extensions, dict):
+            return {}
+        return {name: dict(settings) for name, settings in extensions.items() if isinstance(name, str) and isinstance(settings, dict)}
+
+    @property
     def era(self) -> Optional[str]:
         """``"legacy"`` or ``"modern"`` once open, else None."""
         return self._core.era.name

@@ -26,7 +26,7 @@ from .errors import ClientError
 from .handler import InputContext, InputHandler
 from ._protocol.oauth import OAuthRefused
 from .oauth import ClientCredentials, EnterpriseManaged, Grant, Headless, OAuth, WorkloadIdentity, flow
-from .oauth._fetch import Fetcher
+from .skills import Skills
 
 JsonDict = dict[str, Any]
 
@@ -149,7 +149,30 @@ def run_schema_preservation(client: Client) -> None:
         client.call_tool("json_schema_echo", {"schema": focal.get("inputSchema")})
 
 
+def run_skills_listing(client: Client) -> None:
+    """sep-2640-client-no-prefetch: list the server's skills and read none of their files."""
+    Skills(client).list()
+
+
+def run_skills_verified(client: Client) -> None:
+    """sep-2640-client-verify-*: load each skill (its SKILL.md, checked), then read its other files, each checked.
+
+    A file that fails its check raises ``SkillRefused``, so nothing after it
+    is read (the runner sees that the tampered skill's supporting file never was).
+    """
+    skills = Skills(client)
+    for entry in skills.list():
+        loaded = skills.load(entry)
+        for listed in entry.files or ():
+            if listed.uri != entry.uri:
+                loaded.read(listed.uri)
+
+
 SCENARIOS: dict[str, Callable[[Client], None]] = {
+    "sep-2640-client-no-prefetch": run_skills_listing,
+    "sep-2640-client-verify-digest": run_skills_verified,
+    "sep-2640-client-verify-size": run_skills_verified,
+    "sep-2640-client-verify-frontmatter": run_skills_verified,
     "initialize": run_initialize,
     "tools_call": run_tools_call,
     "elicitation-sep1034-client-defaults": run_elicitation_defaults,
@@ -181,13 +204,13 @@ def _context() -> JsonDict:
 
 def _issuer_of(url: str) -> Optional[str]:
     """The issuer of ``url``'s authorization server, found as a login finds it (the runner's context does not name it)."""
-    fetcher = Fetcher(timeout=10.0)
+    finder = OAuth(timeout=10.0)  # its fetcher keeps discovery to where a login's may go
     try:
-        return flow.discover(fetcher.toward(url), url, None).metadata.issuer
+        return flow.discover(finder.fetcher.toward(url), url, None).metadata.issuer
     except OAuthRefused:
         return None
     finally:
-        fetcher.close()
+        finder.close()
 
 
 def _grant(scenario: str, url: str, text: Callable[[str], Optional[str]]) -> Optional[Grant]:

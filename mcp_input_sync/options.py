@@ -8,7 +8,9 @@ wait has a bound.
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from types import MappingProxyType
 from typing import Any, Mapping, Optional
 
@@ -52,6 +54,7 @@ _NAMES = frozenset(
         "max_rounds",
         "log_level",
         "tasks",
+        "extensions",
         "limits",
         "validate_output",
     }
@@ -116,6 +119,7 @@ _DEFAULTS: Mapping[str, Any] = MappingProxyType(
         "max_rounds": 10,
         "log_level": "info",
         "tasks": False,
+        "extensions": MappingProxyType({}),
         "limits": DEFAULT_LIMITS,
         "validate_output": True,
     }
@@ -142,6 +146,7 @@ class Options:
     max_rounds: int
     log_level: str
     tasks: bool
+    extensions: Mapping[str, Mapping[str, Any]]
     limits: Mapping[str, int]
     validate_output: bool
 
@@ -221,6 +226,8 @@ class Options:
         for flag in ("tasks", "validate_output"):
             if flag in o and not isinstance(o[flag], bool):
                 raise TypeError(f"{flag} must be a bool")
+        if "extensions" in o:
+            o["extensions"] = _extensions(o["extensions"])
         if "limits" in o:
             lim = _keys("limits", o["limits"], DEFAULT_LIMITS)
             for key, value in lim.items():
@@ -229,6 +236,32 @@ class Options:
         if "assigns" in o:
             o["assigns"] = MappingProxyType(dict(o["assigns"]))
         return cls(**o)
+
+
+#: SEP-2133: ``{vendor-prefix}/{extension-name}``, the prefix mandatory (reverse DNS, as ``_meta`` keys).
+_EXTENSION_ID = re.compile(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*/[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
+#: Extensions the library declares itself, from their own options.
+_OWN_EXTENSIONS = {"io.modelcontextprotocol/tasks": "tasks=True"}
+
+
+def _extensions(value: Any) -> Mapping[str, Mapping[str, Any]]:
+    """The client extensions to declare (SEP-2133): identifier -> settings, a JSON object each."""
+    if not isinstance(value, Mapping):
+        raise TypeError("extensions must be a mapping of extension identifier to its settings (a dict)")
+    checked: dict[str, Mapping[str, Any]] = {}
+    for name, settings in value.items():
+        if not isinstance(name, str) or len(name) > 256 or not _EXTENSION_ID.fullmatch(name):
+            raise ValueError(f"extension identifiers look like 'com.example/my-extension', not {name!r}")
+        if name in _OWN_EXTENSIONS:
+            raise ValueError(f"{name} is declared by the library itself: use {_OWN_EXTENSIONS[name]}")
+        if not isinstance(settings, Mapping):
+            raise TypeError(f"the settings of extension {name!r} must be a dict ({{}} for none)")
+        try:
+            json.dumps(settings, allow_nan=False)
+        except (TypeError, ValueError):
+            raise ValueError(f"the settings of extension {name!r} must be JSON") from None
+        checked[name] = MappingProxyType(dict(settings))
+    return MappingProxyType(checked)
 
 
 def _is_version(value: str) -> bool:

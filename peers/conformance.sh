@@ -111,6 +111,10 @@ ext:wif-jwt-bearer                                   next  -           auth/wif-
 ext:enterprise-managed-authorization                 next  -           auth/enterprise-managed-authorization
 ext:dpop                                             next  -           auth/dpop
 ext:dpop-nonce                                       next  -           auth/dpop-nonce
+ext:sep-2640-client-no-prefetch                      next  -           sep-2640-client-no-prefetch
+ext:sep-2640-client-verify-digest                    next  -           sep-2640-client-verify-digest
+ext:sep-2640-client-verify-size                      next  -           sep-2640-client-verify-size
+ext:sep-2640-client-verify-frontmatter               next  -           sep-2640-client-verify-frontmatter
 ext:016:client-credentials-basic                     016   -           auth/client-credentials-basic
 ext:016:client-credentials-jwt                       016   -           auth/client-credentials-jwt
 ext:016:cross-app-access-complete-flow               016   -           auth/cross-app-access-complete-flow"

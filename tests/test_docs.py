@@ -370,6 +370,11 @@ SETUPS: dict[str, Setup] = {
         "machine_server.close()\n",
         replace=(('"https://mcp.example.com/mcp"', "machine_server.url"), ('"https://auth.example.com"', "machine_server.origin")),
     ),
+    # an open client on a server that offers one skill, pdf-tools (tests/test_skills.py's Served)
+    "skills_client": Setup(
+        "from tests.test_skills import Served\n\nserved = Served('legacy')\nclient = served.fake.client().open()\n",
+        "client.close()\nserved.fake.close()\n",
+    ),
     # Browser() opens no real browser: a stand-in follows the authorization server's redirect to the
     # loopback listener, as a browser would; FileStore() writes in the block's folder, not ~/.config
     "browser": Setup(

@@ -205,7 +205,7 @@ def test_rule_9_the_assembly_serves_the_client_alone_and_sees_transports_through
 
 APPLICATIONS = ("web", "terminal", "testing", "conformance", "__main__", "_cli_config", "_cli_output", "_demo", "_demo_server")
 #: What an application may import: the public modules and the pure core.
-PUBLIC = ("client", "errors", "handler", "options", "reflect", "transports", "terminal", "web", "testing", "oauth", "config", "group", "pool", "_protocol", "_version")
+PUBLIC = ("client", "errors", "handler", "options", "reflect", "transports", "terminal", "web", "testing", "oauth", "config", "group", "pool", "skills", "_protocol", "_version")
 #: ... and one another (the command line runs the demo, which runs the demo server).
 
 
@@ -228,6 +228,10 @@ def test_rule_12_config_reads_files_with_the_stdlib_alone() -> None:
 def test_rule_12_the_group_opens_servers_through_the_public_client_only() -> None:
     assert GRAPH[P + "group"] == {P + "client", P + "config", P + "_config_oauth", P + "oauth", P + "errors"}
     assert GRAPH[P + "_config_oauth"] <= {P + "config", P + "oauth"}
+
+
+def test_rule_12_skills_read_through_the_public_client_and_the_pure_core() -> None:
+    assert GRAPH[P + "skills"] <= {P + "client", P + "errors", *modules("_protocol")}
 
 
 def test_rule_12_the_pool_leases_public_clients_on_the_runtime_alone() -> None:

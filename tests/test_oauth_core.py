@@ -64,7 +64,8 @@ def refused(check: str, fn: Any, *args: Any, **kwargs: Any) -> OAuthRefused:
         ('Bearer scope="a", Bearer scope="b"', o.BearerChallenge(scope=("a",))),
         ("Bearer resource_metadata=https://m.example/prm, scope=a", o.BearerChallenge(resource_metadata="https://m.example/prm", scope=("a",))),
         ("Basic realm=x", None),
-        ("DPoP algs=ES256", None),
+        ("DPoP algs=ES256", o.BearerChallenge(scheme="dpop")),  # RFC 9449 section 7.1: read as a Bearer one is
+        ("Basic realm=x, DPoP error=use_dpop_nonce", o.BearerChallenge(error="use_dpop_nonce", scheme="dpop")),
     ],
 )
 def test_bearer_challenges_are_read_tolerantly(header: str, expected: Optional[o.BearerChallenge]) -> None:

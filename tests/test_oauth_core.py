@@ -66,6 +66,7 @@ def refused(check: str, fn: Any, *args: Any, **kwargs: Any) -> OAuthRefused:
         ("Basic realm=x", None),
         ("DPoP algs=ES256", o.BearerChallenge(scheme="dpop")),  # RFC 9449 section 7.1: read as a Bearer one is
         ("Basic realm=x, DPoP error=use_dpop_nonce", o.BearerChallenge(error="use_dpop_nonce", scheme="dpop")),
+        ('Bearer scope="a", DPoP scope="b"', o.BearerChallenge(scope=("b",), scheme="dpop")),  # a server offering DPoP says so
     ],
 )
 def test_bearer_challenges_are_read_tolerantly(header: str, expected: Optional[o.BearerChallenge]) -> None:

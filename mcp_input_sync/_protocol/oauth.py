@@ -334,15 +334,16 @@ def scope_list(parts: object, check: str = "scope") -> tuple[str, ...]:
 def bearer_challenge(header: object) -> Optional[BearerChallenge]:
     """The ``Bearer`` (or ``DPoP``) challenge of a ``WWW-Authenticate`` value, or None when it has none.
 
-    The first Bearer or DPoP challenge counts (``scheme`` says which). A parameter given twice in it, a
+    The first DPoP challenge counts, else the first Bearer one (``scheme``
+    says which): a server that offers DPoP says so whatever it lists first,
+    and a DPoP challenge reads as a Bearer one. A parameter given twice in it, a
     ``scope`` that is not a scope list, an ``error`` that is not an OAuth
     error code, or a ``resource_metadata`` that is not an absolute http(s)
     URL is refused (:class:`OAuthRefused`, check ``"challenge"``); a bare
     ``Bearer`` is a challenge with every field None.
     """
-    for challenge in parse_www_authenticate(header):
-        if challenge.scheme not in ("bearer", "dpop"):
-            continue
+    challenges = [c for c in parse_www_authenticate(header) if c.scheme in ("bearer", "dpop")]
+    for challenge in sorted(challenges, key=lambda c: c.scheme != "dpop")[:1]:  # stable: the first of each scheme
         fields: dict[str, str] = {}
         for name, value in challenge.params:
             if name in fields:

@@ -101,7 +101,7 @@ def test_the_public_surface_is_sorted_and_complete() -> None:
         assert hasattr(mis, name)
     public = {n for n in dir(mis) if not n.startswith("_") and n not in {"annotations"}}
     # public submodules (loaded on demand) and the modules behind the re-exports
-    modules = {"reflect", "client", "errors", "handler", "options", "transports", "testing", "terminal", "web", "conformance", "oauth", "config", "group", "pool", "skills"}
+    modules = {"reflect", "client", "errors", "handler", "options", "transports", "testing", "terminal", "web", "conformance", "oauth", "config", "group", "pool", "skills", "llm"}
     assert public - modules - set(mis.__all__) == set()
 
 
@@ -374,6 +374,16 @@ SETUPS: dict[str, Setup] = {
     "skills_client": Setup(
         "from tests.test_skills import Served\n\nserved = Served('legacy')\nclient = served.fake.client().open()\n",
         "client.close()\nserved.fake.close()\n",
+    ),
+    # a stand-in OpenAI endpoint on 127.0.0.1 (tests/llm_peers.py) in place of OpenAI(), with one
+    # scripted answer; after the block, the demo server's sampling request reached it
+    "openai_stand_in": Setup(
+        "from tests.llm_peers import ProviderStandIn, completion\n\n"
+        "stand_in = ProviderStandIn()\nstand_in.script(completion('The Belem Tower, at sunset.'))\n",
+        "(body,) = stand_in.bodies('/v1/chat/completions')\n"
+        "assert body['messages'][0] == {'role': 'system', 'content': 'You are a travel guide.'}, body\n"
+        "stand_in.close()\n",
+        replace=(("OpenAI()", "stand_in.openai()"),),
     ),
     # Browser() opens no real browser: a stand-in follows the authorization server's redirect to the
     # loopback listener, as a browser would; FileStore() writes in the block's folder, not ~/.config

@@ -205,7 +205,7 @@ def test_rule_9_the_assembly_serves_the_client_alone_and_sees_transports_through
 
 APPLICATIONS = ("web", "terminal", "testing", "conformance", "__main__", "_cli_config", "_cli_output", "_demo", "_demo_server")
 #: What an application may import: the public modules and the pure core.
-PUBLIC = ("client", "errors", "handler", "options", "reflect", "transports", "terminal", "web", "testing", "oauth", "config", "group", "pool", "skills", "_protocol", "_version")
+PUBLIC = ("client", "errors", "handler", "options", "reflect", "transports", "terminal", "web", "testing", "oauth", "config", "group", "pool", "skills", "llm", "_protocol", "_version")
 #: ... and one another (the command line runs the demo, which runs the demo server).
 
 
@@ -232,6 +232,11 @@ def test_rule_12_the_group_opens_servers_through_the_public_client_only() -> Non
 
 def test_rule_12_skills_read_through_the_public_client_and_the_pure_core() -> None:
     assert GRAPH[P + "skills"] <= {P + "client", P + "errors", *modules("_protocol")}
+
+
+def test_rule_12_the_llm_samplers_need_only_the_handler_and_the_errors() -> None:
+    for name in modules("llm"):
+        assert {m for m in GRAPH[name] if not m.startswith(P + "llm")} <= {P + "errors", P + "handler"}, name
 
 
 def test_rule_12_the_pool_leases_public_clients_on_the_runtime_alone() -> None:

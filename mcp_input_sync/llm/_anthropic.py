@@ -1,0 +1,167 @@
+"""Sampling through Anthropic's messages API (the ``anthropic`` package, the ``anthropic`` extra)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Optional, Union
+
+from ._common import Approve, JsonDict, ModelInfo, Review, Sampler, log, provider_refusal, refuse
+
+__all__ = ["AnthropicSampler", "anthropic_request", "anthropic_result"]
+
+EXTRA = "pip install 'mcp_input_sync[anthropic]'"
+
+#: Anthropic's ``stop_reason`` -> MCP's ``stopReason`` (``refusal`` is a refusal, not a stop).
+STOP_REASONS = {"end_turn": "endTurn", "max_tokens": "maxTokens", "stop_sequence": "stopSequence", "tool_use": "toolUse", "pause_turn": "endTurn"}
+#: The image types the messages API takes.
+IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
+
+
+def _create_fields(module: Any) -> Optional[frozenset[str]]:
+    """The keyword arguments of the SDK's ``Messages.create`` (None when they cannot be read)."""
+    try:
+        import inspect
+
+        return frozenset(inspect.signature(module.resources.messages.Messages.create).parameters)
+    except (AttributeError, TypeError, ValueError):
+        return None
+
+
+def require_anthropic() -> Any:
+    try:
+        import anthropic
+    except ImportError:
+        raise ImportError(f"AnthropicSampler needs the anthropic package: {EXTRA}") from None
+    return anthropic
+
+
+def _part(block: Mapping[str, Any], where: str) -> JsonDict:
+    kind = block.get("type")
+    if kind == "text":
+        return {"type": "text", "text": str(block.get("text", ""))}
+    if kind == "image":
+        if block.get("mimeType") not in IMAGE_TYPES:
+            raise refuse("the host's model takes images only as JPEG, PNG, GIF or WebP")
+        return {"type": "image", "source": {"type": "base64", "media_type": block["mimeType"], "data": block.get("data")}}
+    if kind == "tool_use" and where == "assistant":
+        return {"type": "tool_use", "id": str(block.get("id")), "name": str(block.get("name")), "input": block.get("input") or {}}
+    if kind == "tool_result" and where == "user":
+        inner = block.get("content") or []
+        parts = [_part(b, "tool") for b in (inner if isinstance(inner, list) else [inner]) if isinstance(b, Mapping)]
+        result: JsonDict = {"type": "tool_result", "tool_use_id": str(block.get("toolUseId", "")), "content": parts}
+        if block.get("isError") is True:
+            result["is_error"] = True
+        return result
+    raise refuse(f"the host's model cannot take {kind!r} content here")
+
+
+def anthropic_request(model: str, params: Mapping[str, Any]) -> JsonDict:
+    """The messages API request for a ``CreateMessageRequest``'s params (checked and clamped by the library)."""
+    messages: list[JsonDict] = []
+    for message in params.get("messages") or []:
+        role = message.get("role") if isinstance(message, Mapping) else None
+        if role not in ("user", "assistant"):
+            raise refuse("a sampling message has no user or assistant role")
+        content = message.get("content")
+        blocks = content if isinstance(content, list) else [content]
+        if not all(isinstance(b, Mapping) for b in blocks):
+            raise refuse("a sampling message holds content that is not a content block")
+        messages.append({"role": role, "content": [_part(b, role) for b in blocks]})
+    request: JsonDict = {"model": model, "max_tokens": params.get("maxTokens"), "messages": messages}
+    system = params.get("systemPrompt")
+    if isinstance(system, str) and system:
+        request["system"] = system
+    temperature = params.get("temperature")
+    if isinstance(temperature, (int, float)) and not isinstance(temperature, bool):
+        request["temperature"] = temperature
+    stops = params.get("stopSequences")
+    if isinstance(stops, list) and stops:
+        request["stop_sequences"] = [str(s) for s in stops]
+    tools = params.get("tools")
+    if isinstance(tools, list) and tools:
+        request["tools"] = [
+            {"name": t["name"], "description": t.get("description") or "", "input_schema": t.get("inputSchema") or {"type": "object"}}
+            for t in tools
+            if isinstance(t, Mapping) and isinstance(t.get("name"), str)
+        ]
+        choice = params.get("toolChoice")
+        mode = choice.get("mode") if isinstance(choice, Mapping) else None
+        if mode in ("auto", "required", "none"):
+            request["tool_choice"] = {"type": {"auto": "auto", "required": "any", "none": "none"}[mode]}
+    return request
+
+
+def anthropic_result(answer: Mapping[str, Any], model: str) -> JsonDict:
+    """A ``CreateMessageResult`` from a message (as a dict): text and tool_use blocks, the model it reports, ``stopReason``."""
+    reason = answer.get("stop_reason")
+    if reason == "refusal":
+        raise refuse("the host's model refused to answer")
+    blocks: list[JsonDict] = []
+    for block in answer.get("content") or []:
+        kind = block.get("type")
+        if kind == "text":
+            blocks.append({"type": "text", "text": str(block.get("text", ""))})
+        elif kind == "tool_use":
+            blocks.append({"type": "tool_use", "id": str(block.get("id")), "name": str(block.get("name")), "input": block.get("input") or {}})
+        # thinking and other blocks are the model's own working: not part of the answer
+    if not blocks:
+        blocks.append({"type": "text", "text": ""})
+    uses = any(b["type"] == "tool_use" for b in blocks)
+    reported = answer.get("model")
+    return {
+        "role": "assistant",
+        "content": blocks if uses or len(blocks) > 1 else blocks[0],
+        "model": reported if isinstance(reported, str) and reported else model,
+        "stopReason": "toolUse" if uses else STOP_REASONS.get(str(reason), "endTurn"),
+    }
+
+
+class AnthropicSampler(Sampler):
+    """Answers ``sampling/createMessage`` with an ``anthropic.Anthropic`` client's messages API.
+
+    Use it as a handler's method::
+
+        class Handler(mis.InputHandler):
+            handle_sampling = AnthropicSampler(Anthropic(), "claude-sonnet-4-5", models=["claude-opus-4-1"])
+            sampling_tools = True
+
+    Args: as :class:`~mcp_input_sync.llm.OpenAISampler` (without ``max_tokens_field``).
+
+    Raises:
+        ImportError: the ``anthropic`` package is missing (the message names the extra).
+    """
+
+    provider = "anthropic"
+
+    def __init__(
+        self,
+        client: Any,
+        model: str,
+        *,
+        models: Union[Sequence[str], Mapping[str, ModelInfo]] = (),
+        approve: Optional[Approve] = None,
+        review: Optional[Review] = None,
+        extra: Optional[Mapping[str, Any]] = None,
+    ) -> None:
+        self._anthropic = require_anthropic()
+        super().__init__(model, models, approve, review)
+        self.client = client
+        self.extra = dict(extra or {})
+        #: The request fields this SDK's ``messages.create`` takes (later SDKs dropped ``temperature``).
+        self._fields = _create_fields(self._anthropic)
+
+    def __repr__(self) -> str:
+        return f"AnthropicSampler(model={self.model!r}, models={list(self.allowed)[1:]!r})"
+
+    def create(self, model: str, params: JsonDict) -> JsonDict:
+        request = {**self.extra, **anthropic_request(model, params)}
+        if self._fields is not None:
+            for name in [name for name in request if name not in self._fields]:
+                # a sampling hint the SDK no longer takes (temperature): the model's own default then
+                log.debug("mcp_input_sync: the anthropic SDK takes no %s; left out", name)
+                del request[name]
+        try:
+            answer = self.client.messages.create(**request)
+        except self._anthropic.AnthropicError as exc:
+            raise provider_refusal(exc, self.provider) from None
+        return anthropic_result(answer.model_dump() if hasattr(answer, "model_dump") else answer, model)

@@ -112,6 +112,6 @@ def check_anthropic(body: JsonDict) -> None:
     """What every messages request has: a model, max_tokens, alternating user/assistant messages."""
     assert isinstance(body["model"], str) and isinstance(body["max_tokens"], int) and body["messages"], body
     for entry in body["messages"]:
-        assert entry["role"] in ("user", "assistant") and isinstance(entry["content"], list), entry
+        assert entry["role"] in ("user", "assistant") and isinstance(entry["content"], (str, list)), entry
     known = {"model", "max_tokens", "messages", "system", "temperature", "stop_sequences", "tools", "tool_choice", "top_p"}
     assert set(body) <= known, set(body) - known

@@ -385,6 +385,19 @@ SETUPS: dict[str, Setup] = {
         "stand_in.close()\n",
         replace=(("OpenAI()", "stand_in.openai()"),),
     ),
+    # the same stand-in, scripted to call the demo server's echo tool once, then to answer
+    "openai_tool_loop": Setup(
+        "import json as _json\n\nfrom tests.llm_peers import ProviderStandIn, completion\n\n"
+        "stand_in = ProviderStandIn()\n"
+        "stand_in.script(completion(None, finish='tool_calls', tool_calls=[{'id': 'c1', 'type': 'function', "
+        "'function': {'name': 'echo', 'arguments': _json.dumps({'text': 'Porto in May'})}}]), "
+        "completion('You said: Porto in May.'))\n",
+        "first, second = stand_in.bodies('/v1/chat/completions')\n"
+        "assert [t['function']['name'] for t in first['tools']] == ['plan_trip', 'book_hotel', 'pack_bags', 'echo'], first['tools']\n"
+        "assert second['messages'][-1] == {'role': 'tool', 'tool_call_id': 'c1', 'content': 'Porto in May'}, second['messages']\n"
+        "stand_in.close()\n",
+        replace=(("OpenAI()", "stand_in.openai()"),),
+    ),
     # Browser() opens no real browser: a stand-in follows the authorization server's redirect to the
     # loopback listener, as a browser would; FileStore() writes in the block's folder, not ~/.config
     "browser": Setup(

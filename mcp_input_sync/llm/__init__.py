@@ -9,11 +9,17 @@ tools mapped both ways, a ``stopReason`` always, hooks to approve the
 request and review the answer, and provider failures as refusals a server
 can read without the provider's text. Importing this package needs neither
 SDK; making a sampler whose SDK is missing raises ``ImportError`` naming
-the extra. See docs/llm.md.
+the extra. ``Tools`` hands a server's tools to the host's model, and
+``chat_openai`` / ``chat_anthropic`` run the blocking tool loop. See docs/llm.md.
 """
 
 from ._anthropic import AnthropicSampler
 from ._common import ModelInfo, Sampler, choose_model
+from ._loop import ChatResult, Step, ToolCall, chat_anthropic, chat_openai
 from ._openai import OpenAISampler
+from ._tools import Tools, provider_name
 
-__all__ = ["AnthropicSampler", "ModelInfo", "OpenAISampler", "Sampler", "choose_model"]
+__all__ = [
+    "AnthropicSampler", "ChatResult", "ModelInfo", "OpenAISampler", "Sampler", "Step", "ToolCall", "Tools",
+    "chat_anthropic", "chat_openai", "choose_model", "provider_name",
+]

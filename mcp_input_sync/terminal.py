@@ -46,21 +46,17 @@ One prompt runs at a time.
 
 from __future__ import annotations
 
-import contextlib
-import json
-import math
 import os
-import select
 import threading
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, TextIO, Union
+from typing import Any, Callable, Mapping, Optional, Sequence, TextIO, Union
 
-from . import reflect
 from ._protocol import formview
 from ._protocol.forms import SchemaRefused, compile_form
 from ._protocol.jsonrpc import USER_REJECTED
 from .errors import InputRefused
 from .handler import InputContext, InputHandler
+from ._terminal_parts import LABEL_LIMIT, OMIT, POLL, LineReader, clean, finite, message_text, parse, path_uri, validate_answers
 
 __all__ = ["SAMPLING_REJECTION_CODE", "TerminalHandler", "validate_answers"]
 
@@ -68,116 +64,9 @@ __all__ = ["SAMPLING_REJECTION_CODE", "TerminalHandler", "validate_answers"]
 SAMPLING_REJECTION_CODE = USER_REJECTED
 
 _SPECIAL_KEYS = ("_action", "_url", "_sampling_text", "_roots")
-_TEXT_LIMIT = 2000
-_LABEL_LIMIT = 200
-_POLL = 0.1
 _INDENT = " " * 13
 
 Model = Callable[[dict[str, Any]], str]
-
-
-def validate_answers(answers: Any) -> dict[str, Any]:
-    """Check an ``--answers`` object; return it, or raise ``ValueError`` saying why."""
-    if not isinstance(answers, dict):
-        raise ValueError("the answers must be a JSON object")
-    action = answers.get("_action", "accept")
-    if action not in ("accept", "decline", "cancel"):
-        raise ValueError('"_action" must be "accept", "decline" or "cancel"')
-    url = answers.get("_url", "decline")
-    if url not in ("accept", "decline", "cancel"):
-        raise ValueError('"_url" must be "accept", "decline" or "cancel"')
-    if "_sampling_text" in answers and not isinstance(answers["_sampling_text"], str):
-        raise ValueError('"_sampling_text" must be a string')
-    roots = answers.get("_roots", [])
-    if not isinstance(roots, list) or not all(isinstance(r, str) for r in roots):
-        raise ValueError('"_roots" must be a list of paths')
-    return answers
-
-
-def _strings_cleaned(value: Any, depth: int = 0) -> Any:
-    if isinstance(value, str):
-        return reflect.text(value, _TEXT_LIMIT)
-    if depth > 16:
-        return "…"
-    if isinstance(value, dict):
-        return {reflect.text(str(k), _LABEL_LIMIT): _strings_cleaned(v, depth + 1) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_strings_cleaned(v, depth + 1) for v in value]
-    return value
-
-
-def _clean(value: Any, limit: int = _TEXT_LIMIT) -> str:
-    """``value`` as one line of terminal-safe text (JSON for non-strings), cut to ``limit``."""
-    if not isinstance(value, str):
-        try:
-            value = json.dumps(_strings_cleaned(value), ensure_ascii=False, sort_keys=True)
-        except (TypeError, ValueError):
-            value = repr(value)
-    return reflect.text(value.replace("\n", " ").replace("\t", " "), limit)
-
-
-def _path_uri(path: Union[str, Path]) -> str:
-    return Path(os.path.abspath(os.fspath(path))).as_uri()
-
-
-class _LineReader:
-    """Reads lines from a stream; from its file descriptor with ``select`` when it has one."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
-        self.fd: Optional[int] = None
-        if os.name == "posix":
-            try:
-                self.fd = stream.fileno()
-            except (AttributeError, OSError, ValueError):
-                self.fd = None
-        self._buffer = b""
-        self._eof = False
-
-    def isatty(self) -> bool:
-        try:
-            return self.fd is not None and os.isatty(self.fd)
-        except OSError:
-            return False
-
-    @contextlib.contextmanager
-    def no_echo(self, secret: bool) -> Iterator[None]:
-        """Turn the terminal's echo off while the block runs (when ``secret`` and stdin is a tty)."""
-        if not (secret and self.isatty()):
-            yield
-            return
-        import termios
-
-        assert self.fd is not None
-        saved = termios.tcgetattr(self.fd)
-        quiet = termios.tcgetattr(self.fd)
-        quiet[3] &= ~termios.ECHO
-        termios.tcsetattr(self.fd, termios.TCSANOW, quiet)
-        try:
-            yield
-        finally:
-            termios.tcsetattr(self.fd, termios.TCSANOW, saved)
-
-    def readline(self, cancelled: Callable[[], bool]) -> Optional[str]:
-        """One line without its end, or None at end of input or when ``cancelled()`` turns True."""
-        if self.fd is None:
-            text = self.stream.readline()
-            return text.rstrip("\r\n") if text else None
-        while b"\n" not in self._buffer and not self._eof:
-            if cancelled():
-                return None
-            ready, _, _ = select.select([self.fd], [], [], _POLL)
-            if not ready:
-                continue
-            chunk = os.read(self.fd, 4096)
-            if not chunk:
-                self._eof = True
-            self._buffer += chunk
-        if not self._buffer:
-            return None
-        line, _, rest = self._buffer.partition(b"\n")
-        self._buffer = rest
-        return line.decode("utf-8", "replace").rstrip("\r")
 
 
 class _Stop(Exception):
@@ -244,7 +133,7 @@ class TerminalHandler(InputHandler):
         self.bar_width = max(5, bar_width)
         #: One line per refused, declined, cancelled or incomplete request.
         self.refusals: list[str] = []
-        self._reader = _LineReader(self.stdin)
+        self._reader = LineReader(self.stdin)
         self._prompt_lock = threading.Lock()
         self._out_lock = threading.RLock()
         self._bar_open = False
@@ -323,7 +212,7 @@ class TerminalHandler(InputHandler):
             self.say(f"{_INDENT}! answer one of: {', '.join(f'{k} ({w})' for k, w in options.items() if len(k) == 1)}")
 
     def _acquire(self, ctx: InputContext) -> bool:
-        while not self._prompt_lock.acquire(timeout=_POLL):
+        while not self._prompt_lock.acquire(timeout=POLL):
             if ctx.cancelled:
                 return False
         return True
@@ -342,22 +231,22 @@ class TerminalHandler(InputHandler):
 
     def _form(self, params: dict[str, Any], ctx: InputContext) -> dict[str, Any]:
         schema = params.get("requestedSchema")
-        message = _clean(params.get("message", ""))
+        message = clean(params.get("message", ""))
         try:
             form = compile_form(schema)
         except SchemaRefused as exc:  # the library refuses these first; kept for direct use
-            self.say(f"  form       {message!r}: cannot render ({_clean(str(exc), 500)}); declined")
+            self.say(f"  form       {message!r}: cannot render ({clean(str(exc), 500)}); declined")
             self._refused("form: unusable schema")
             return {"action": "decline"}
         fields = formview.fields(schema)
         flags: Mapping[str, Any] = ctx.fields or form.fields
         secret = {f.name for f in fields if isinstance(flags.get(f.name), dict) and flags[f.name].get("sensitive_suspected") is True}
-        names = ", ".join(_clean(f.name, _LABEL_LIMIT) for f in fields)
+        names = ", ".join(clean(f.name, LABEL_LIMIT) for f in fields)
         if self.answers is not None:
             return self._scripted_form(message, fields, form.checks, secret, names)
         if self.assume_yes:
             content = {f.name: f.prop["default"] for f in fields if "default" in f.prop}
-            missing = ", ".join(_clean(f.name, _LABEL_LIMIT) for f in fields if f.required and f.name not in content)
+            missing = ", ".join(clean(f.name, LABEL_LIMIT) for f in fields if f.required and f.name not in content)
             if missing:
                 self.say(f"  form       {message!r} with fields [{names}] -> decline (no default for {missing})")
                 self._refused(f"form: required field without a default: {missing}")
@@ -384,11 +273,11 @@ class TerminalHandler(InputHandler):
             check = checks.get(name)
             problem = check(value) if check is not None else None
             if problem is not None:
-                return f"field {_clean(name, _LABEL_LIMIT)!r} {_clean(problem, 500)}"
+                return f"field {clean(name, LABEL_LIMIT)!r} {clean(problem, 500)}"
         return None
 
     def _shown(self, content: Mapping[str, Any], secret: set[str]) -> str:
-        return _clean({n: ("***" if n in secret else v) for n, v in content.items()})
+        return clean({n: ("***" if n in secret else v) for n, v in content.items()})
 
     def _scripted_form(
         self,
@@ -410,10 +299,10 @@ class TerminalHandler(InputHandler):
                 content[field.name] = self.answers[field.name]
             elif "default" in field.prop:
                 content[field.name] = field.prop["default"]
-        missing = sorted(_clean(f.name, _LABEL_LIMIT) for f in fields if f.required and f.name not in content)
+        missing = sorted(clean(f.name, LABEL_LIMIT) for f in fields if f.required and f.name not in content)
         problem = f"required field(s) without a value or default: {', '.join(missing)}" if missing else self._first_problem(content, checks)
         if problem:
-            self.say(f"  form       {message!r} with fields [{names}] -> decline ({_clean(problem)})")
+            self.say(f"  form       {message!r} with fields [{names}] -> decline ({clean(problem)})")
             self._refused(f"form: {problem}")
             return {"action": "decline"}
         self.say(f"  form       {message!r} with fields [{names}] -> accept {self._shown(content, secret)}")
@@ -436,39 +325,39 @@ class TerminalHandler(InputHandler):
         content: dict[str, Any] = {}
         for field in fields:
             value = self._ask_field(field, checks[field.name], field.name in secret, ctx)
-            if value is not _OMIT:
+            if value is not OMIT:
                 content[field.name] = value
         self.say(f"{_INDENT}-> accept {self._shown(content, secret)}")
         return {"action": "accept", "content": content}
 
     def _ask_field(self, field: formview.Field, check: Callable[[Any], Optional[str]], secret: bool, ctx: InputContext) -> Any:
         name, prop, required = field.name, field.prop, field.required
-        label = _clean(prop.get("title", name), _LABEL_LIMIT)
+        label = clean(prop.get("title", name), LABEL_LIMIT)
         kind = prop.get("type")
         view = field.choices
         choices = list(view.options) if view is not None else []
-        hints: list[str] = [_clean(kind, 20)]
+        hints: list[str] = [clean(kind, 20)]
         if isinstance(prop.get("format"), str):
-            hints.append(_clean(prop["format"], 40))
+            hints.append(clean(prop["format"], 40))
         low, high = prop.get("minimum"), prop.get("maximum")
         if low is not None or high is not None:  # numbers once the form compiled; cleaned all the same
-            hints.append(f"{'' if low is None else _clean(low, 40)}..{'' if high is None else _clean(high, 40)}")
+            hints.append(f"{'' if low is None else clean(low, 40)}..{'' if high is None else clean(high, 40)}")
         if required:
             hints.append("required")
         if secret:
             hints.append("hidden")
         self.say(f"{_INDENT}{label} ({', '.join(hints)})")
         if isinstance(prop.get("description"), str):
-            self.say(f"{_INDENT}  {_clean(prop['description'], 500)}")
+            self.say(f"{_INDENT}  {clean(prop['description'], 500)}")
         if choices:
             for number, (value, title) in enumerate(choices, start=1):
                 shown = title if title == value else f"{title} [{value}]"
-                self.say(f"{_INDENT}  {number}) {_clean(shown, _LABEL_LIMIT)}")
+                self.say(f"{_INDENT}  {number}) {clean(shown, LABEL_LIMIT)}")
         has_default = "default" in prop
         default = prop.get("default")
         suffix = ""
         if has_default:
-            suffix = " [default: ***]" if secret else f" [default: {_clean(default, _LABEL_LIMIT)}]"
+            suffix = " [default: ***]" if secret else f" [default: {clean(default, LABEL_LIMIT)}]"
         if kind == "array":
             suffix += " (numbers or values, comma-separated)"
         elif kind == "boolean":
@@ -479,22 +368,22 @@ class TerminalHandler(InputHandler):
                 if has_default:
                     return default
                 if not required:
-                    return _OMIT
+                    return OMIT
                 self.say(f"{_INDENT}! {label} is required")
                 continue
-            value, problem = _parse(raw, prop, choices)
+            value, problem = parse(raw, prop, choices)
             if problem is None:
                 problem = check(value)
             if problem is None:
                 return value
-            self.say(f"{_INDENT}! {label} {_clean(problem, 500)}; try again")
+            self.say(f"{_INDENT}! {label} {clean(problem, 500)}; try again")
 
     # ------------------------------------------------------------------ URLs
 
     def _url(self, params: dict[str, Any], ctx: InputContext) -> dict[str, Any]:
-        message = _clean(params.get("message", ""))
-        url = _clean(ctx.url if ctx.url is not None else params.get("url", ""))
-        host = _clean(ctx.host or "", _LABEL_LIMIT)
+        message = clean(params.get("message", ""))
+        url = clean(ctx.url if ctx.url is not None else params.get("url", ""))
+        host = clean(ctx.host or "", LABEL_LIMIT)
         lines = [f"  url        {message!r}", f"{_INDENT}link: {url}", f"{_INDENT}host: {host}"]
         if ctx.idn:
             lines.append(f"{_INDENT}! internationalised host: it is {host} in ASCII; check it is the site you expect")
@@ -533,12 +422,12 @@ class TerminalHandler(InputHandler):
 
     def handle_sampling(self, params: dict[str, Any], ctx: InputContext) -> dict[str, Any]:
         """Show the request for approval; answer with the model's (or the user's) reply."""
-        lines = [f"  sampling   the server asks for a completion (maxTokens {_clean(params.get('maxTokens'), 20)})"]
+        lines = [f"  sampling   the server asks for a completion (maxTokens {clean(params.get('maxTokens'), 20)})"]
         if isinstance(params.get("systemPrompt"), str):
-            lines.append(f"{_INDENT}system: {_clean(params['systemPrompt'])}")
+            lines.append(f"{_INDENT}system: {clean(params['systemPrompt'])}")
         for message in params.get("messages", []):
             if isinstance(message, dict):
-                lines.append(f"{_INDENT}{_clean(message.get('role', '?'), 20)}: {_message_text(message.get('content'))}")
+                lines.append(f"{_INDENT}{clean(message.get('role', '?'), 20)}: {message_text(message.get('content'))}")
         if self.answers is not None:
             for line in lines:
                 self.say(line)
@@ -573,7 +462,7 @@ class TerminalHandler(InputHandler):
         return self._sampling_reply(reply)
 
     def _sampling_reply(self, reply: str) -> dict[str, Any]:
-        self.say(f"{_INDENT}-> reply {_clean(reply)!r}")
+        self.say(f"{_INDENT}-> reply {clean(reply)!r}")
         return {"role": "assistant", "content": {"type": "text", "text": reply}, "model": self.model_name, "stopReason": "endTurn"}
 
     def _refuse_sampling(self, why: str) -> dict[str, Any]:
@@ -588,29 +477,29 @@ class TerminalHandler(InputHandler):
         paths: Sequence[Union[str, Path]] = self.roots
         if self.answers is not None:
             paths = list(self.answers.get("_roots", []))
-        roots = [{"uri": _path_uri(p), "name": os.path.basename(os.path.abspath(os.fspath(p))) or "/"} for p in paths]
+        roots = [{"uri": path_uri(p), "name": os.path.basename(os.path.abspath(os.fspath(p))) or "/"} for p in paths]
         shown = ", ".join(r["uri"] for r in roots) or "none"
-        self.say(f"  roots      server {_clean(ctx.server_id, _LABEL_LIMIT)!r} asked which folders it may use -> {shown}")
+        self.say(f"  roots      server {clean(ctx.server_id, LABEL_LIMIT)!r} asked which folders it may use -> {shown}")
         return {"roots": roots}
 
     def handle_log(self, entry: dict[str, Any], ctx: InputContext) -> None:
         """Print a server log entry as ``[level] logger: message``, sanitised."""
-        level = _clean(entry.get("level", "info"), 20)
-        logger = _clean(entry.get("logger") or "", _LABEL_LIMIT)
+        level = clean(entry.get("level", "info"), 20)
+        logger = clean(entry.get("logger") or "", LABEL_LIMIT)
         data = entry.get("data")
         if isinstance(data, dict):
             said = next((k for k in ("msg", "message") if isinstance(data.get(k), str)), None)
             if said is not None:  # FastMCP and logging adapters: {"msg": ..., "extra": null}
                 rest = {k: v for k, v in data.items() if k != said and v is not None}
-                data = data[said] + (f" {_clean(rest)}" if rest else "")
-        self.say(f"  log        [{level}] {logger + ': ' if logger else ''}{_clean(data)}")
+                data = data[said] + (f" {clean(rest)}" if rest else "")
+        self.say(f"  log        [{level}] {logger + ': ' if logger else ''}{clean(data)}")
 
     def handle_notification(self, method: str, params: dict[str, Any], ctx: InputContext) -> None:
         """Print a server notification, sanitised; the same one again, right after, is counted, not printed."""
         if method == "notifications/elicitation/complete":
-            self.say(f"  url        the server says the visit is complete ({_clean(params.get('elicitationId', ''), _LABEL_LIMIT)})")
+            self.say(f"  url        the server says the visit is complete ({clean(params.get('elicitationId', ''), LABEL_LIMIT)})")
             return
-        line = f"  notice     {_clean(method, _LABEL_LIMIT)} {_clean(params, 500) if params else ''}".rstrip()
+        line = f"  notice     {clean(method, LABEL_LIMIT)} {clean(params, 500) if params else ''}".rstrip()
         with self._out_lock:
             if line == self._last_notice and not self._bar_open:
                 self._repeats += 1
@@ -620,9 +509,9 @@ class TerminalHandler(InputHandler):
 
     def progress(self, update: Mapping[str, Any]) -> None:
         """Draw a progress bar; pass as ``call_tool(..., progress=handler.progress)``."""
-        done = _finite(update.get("progress"))
-        total = _finite(update.get("total"))
-        message = _clean(update.get("message", ""), _LABEL_LIMIT)
+        done = finite(update.get("progress"))
+        total = finite(update.get("total"))
+        message = clean(update.get("message", ""), LABEL_LIMIT)
         if done is None:
             return  # no number, NaN or an infinity: nothing to draw
         if total is not None and total > 0:
@@ -644,70 +533,3 @@ class TerminalHandler(InputHandler):
             else:
                 self.out.write(line + "\n")
             self.out.flush()
-
-
-class _Omit:
-    pass
-
-
-def _finite(value: Any) -> Optional[float]:
-    """``value`` as a finite float, or None (not a number, a bool, NaN, an infinity, an int too large)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    try:
-        number = float(value)
-    except OverflowError:
-        return None
-    return number if math.isfinite(number) else None
-
-
-_OMIT: Any = _Omit()
-
-
-def _message_text(content: Any) -> str:
-    return " ".join(_clean(b.text) if b.text is not None else f"[{_clean(b.type if b.type is not None else '?', 20)}]" for b in formview.blocks(content))
-
-
-def _pick(raw: str, choices: list[tuple[str, str]]) -> Optional[str]:
-    if raw.isdigit() and 1 <= int(raw) <= len(choices):
-        return choices[int(raw) - 1][0]
-    for value, title in choices:
-        if raw == value or raw.lower() == title.lower():
-            return value
-    return None
-
-
-def _parse(raw: str, prop: Mapping[str, Any], choices: list[tuple[str, str]]) -> tuple[Any, Optional[str]]:
-    """Turn typed text into a field value; ``(value, None)`` or ``(None, problem)``."""
-    kind = prop.get("type")
-    if kind == "boolean":
-        word = raw.lower()
-        if word in ("y", "yes", "true", "1"):
-            return True, None
-        if word in ("n", "no", "false", "0"):
-            return False, None
-        return None, "must be yes or no"
-    if kind in ("number", "integer"):
-        try:
-            number: float = int(raw) if kind == "integer" else float(raw)
-        except ValueError:
-            return None, f"must be {'an integer' if kind == 'integer' else 'a number'}"
-        if kind == "number" and number.is_integer() and "." not in raw and "e" not in raw.lower():
-            number = int(number)
-        return number, None
-    if kind == "array":
-        picked = []
-        for part in (p.strip() for p in raw.split(",")):
-            if not part:
-                continue
-            value = _pick(part, choices)
-            if value is None:
-                return None, f"has {part!r}, which is not one of the choices"
-            picked.append(value)
-        return picked, None
-    if choices:
-        value = _pick(raw, choices)
-        if value is None:
-            return None, "is not one of the choices"
-        return value, None
-    return raw, None

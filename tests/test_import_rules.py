@@ -203,7 +203,7 @@ def test_rule_9_the_assembly_serves_the_client_alone_and_sees_transports_through
     assert ours(P + "_assembly", "client", "transports", *APPLICATIONS) == set()
 
 
-APPLICATIONS = ("web", "terminal", "testing", "conformance", "__main__", "_cli_config", "_cli_output", "_demo", "_demo_server")
+APPLICATIONS = ("web", "terminal", "_terminal_parts", "testing", "conformance", "__main__", "_cli_config", "_cli_output", "_demo", "_demo_server")
 #: What an application may import: the public modules and the pure core.
 PUBLIC = ("client", "errors", "handler", "options", "reflect", "transports", "terminal", "web", "testing", "oauth", "config", "group", "pool", "skills", "llm", "_protocol", "_version")
 #: ... and one another (the command line runs the demo, which runs the demo server).

@@ -89,6 +89,12 @@ class TerminalHandler(InputHandler):
         model: ``model(params) -> str`` writes the reply of an approved
             sampling request; default: the user types it.
         model_name: the ``model`` reported in sampling results.
+        sampler: a sampler of :mod:`mcp_input_sync.llm` (``OpenAISampler``,
+            ``AnthropicSampler``): an approved request goes to the host's
+            model through it, and its answer is shown for a second approval
+            before it is sent (docs/llm.md#approving). It takes the place of
+            ``model``. To offer the server tools in sampling, subclass with
+            ``sampling_tools = True``.
         answers: scripted answers (the CLI's ``--answers`` rules): keys naming
             fields of a form fill them, every other field takes its default,
             and the form is accepted unless ``"_action"`` is ``"decline"`` or
@@ -112,6 +118,7 @@ class TerminalHandler(InputHandler):
         assume_yes: bool = False,
         model: Optional[Model] = None,
         model_name: str = "terminal",
+        sampler: Optional[Callable[[dict[str, Any], InputContext], dict[str, Any]]] = None,
         answers: Optional[Mapping[str, Any]] = None,
         roots: Optional[Sequence[Union[str, Path]]] = None,
         bar_width: int = 30,
@@ -128,6 +135,7 @@ class TerminalHandler(InputHandler):
         self.yes_urls = yes_urls
         self.model = model
         self.model_name = model_name
+        self.sampler = sampler
         self.answers: Optional[dict[str, Any]] = None if answers is None else validate_answers(dict(answers))
         self.roots: list[Union[str, Path]] = list(roots) if roots is not None else [os.getcwd()]
         self.bar_width = max(5, bar_width)
@@ -438,6 +446,8 @@ class TerminalHandler(InputHandler):
         if self.assume_yes:
             for line in lines:
                 self.say(line)
+            if self.sampler is not None:
+                return self._sampled(params, ctx, ask=False)
             if self.model is None:
                 return self._refuse_sampling("--yes and no model to write the reply")
             return self._sampling_reply(self.model(params))
@@ -449,6 +459,8 @@ class TerminalHandler(InputHandler):
             verdict = self._choose(f"{_INDENT}approve (a) or refuse (r)? [r] ", ctx, {"a": "approve", "y": "approve", "yes": "approve", "r": "refuse", "n": "refuse", "no": "refuse"}, "refuse")
             if verdict != "approve":
                 return self._refuse_sampling("refused by the user")
+            if self.sampler is not None:
+                return self._sampled(params, ctx, ask=True)
             if self.model is not None:
                 reply = self.model(params)
             else:
@@ -460,6 +472,18 @@ class TerminalHandler(InputHandler):
         finally:
             self._prompt_lock.release()
         return self._sampling_reply(reply)
+
+    def _sampled(self, params: dict[str, Any], ctx: InputContext, *, ask: bool) -> dict[str, Any]:
+        """The host's model answers through the sampler; the user sees the answer and sends or refuses it (with ``ask``)."""
+        assert self.sampler is not None
+        result = self.sampler(params, ctx)
+        self.say(f"{_INDENT}model {clean(result.get('model'), LABEL_LIMIT)} ({clean(result.get('stopReason'), 20)}): {message_text(result.get('content'))}")
+        if ask:
+            verdict = self._choose(f"{_INDENT}send (s) or refuse (r)? [r] ", ctx, {"s": "send", "y": "send", "yes": "send", "r": "refuse", "n": "refuse", "no": "refuse"}, "refuse")
+            if verdict != "send":
+                return self._refuse_sampling("the model's answer was refused by the user")
+        self.say(f"{_INDENT}-> sent")
+        return result
 
     def _sampling_reply(self, reply: str) -> dict[str, Any]:
         self.say(f"{_INDENT}-> reply {clean(reply)!r}")

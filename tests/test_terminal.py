@@ -452,3 +452,28 @@ def test_untrusted_text_is_cleaned_in_forms_and_urls() -> None:
     h2.handle_elicitation({"mode": "url", "message": "m\x1b", "url": "https://a.example/"}, ctx(mode="url", url="https://a.example/\x1b", host="a.example"))
     for text in (out.getvalue(), out2.getvalue()):
         assert "\x1b" not in text and "\u202e" not in text and "\x07" not in text
+
+
+def test_a_sampler_answers_an_approved_request_and_the_user_sends_or_refuses_its_answer() -> None:
+    from mcp_input_sync.errors import InputRefused
+
+    asked: list[dict[str, Any]] = []
+
+    def sampler(params: dict[str, Any], context: InputContext) -> dict[str, Any]:
+        asked.append(params)
+        return {"role": "assistant", "content": {"type": "text", "text": "The old bridge."}, "model": "gpt-test", "stopReason": "endTurn"}
+
+    params = {"messages": [{"role": "user", "content": {"type": "text", "text": "Name a sight"}}], "maxTokens": 42}
+    h, out = handler("a\ns\n", sampler=sampler)
+    assert h.handle_sampling(params, ctx())["model"] == "gpt-test"
+    shown = out.getvalue()
+    assert "model gpt-test (endTurn): The old bridge." in shown and "send (s) or refuse (r)?" in shown
+    h, out = handler("a\nr\n", sampler=sampler)
+    with pytest.raises(InputRefused):
+        h.handle_sampling(params, ctx())
+    h, out = handler("r\n", sampler=sampler)
+    with pytest.raises(InputRefused):
+        h.handle_sampling(params, ctx())  # refused before the model was asked
+    assert len(asked) == 2
+    h, out = handler("", sampler=sampler, assume_yes=True)
+    assert h.handle_sampling(params, ctx())["content"]["text"] == "The old bridge."

@@ -221,3 +221,45 @@ def test_fastmcps_sample_tool_is_answered_by_the_hosts_model(provider: ProviderS
     ((path, _, body),) = provider.requests
     (check_openai if kind == "openai" else check_anthropic)(body)
     assert "Say hello" in str(body["messages"]) and 64 in (body.get("max_completion_tokens"), body.get("max_tokens"))
+
+
+@pytest.mark.skipif(not __import__("tests.test_oauth_fastmcp", fromlist=["FASTMCP_PYTHON"]).FASTMCP_PYTHON.exists(), reason="run peers/setup.sh to install FastMCP")
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_fastmcps_rich_sample_gets_the_hinted_model_the_system_prompt_and_a_tool_call_back(provider: ProviderStandIn, kind: str) -> None:
+    from .harness import PEERS_DIR
+    from .test_oauth_fastmcp import FASTMCP_PYTHON
+
+    if kind == "openai":
+        provider.script(completion(None, finish="tool_calls", model="gpt-4.1-mini-2026", tool_calls=[  # type: ignore[arg-type]
+            {"id": "c1", "type": "function", "function": {"name": "add", "arguments": '{"a": 2, "b": 3}'}}]))
+        sampler: Any = OpenAISampler(provider.openai(), "gpt-4.1", models=["gpt-4.1-mini"])
+    else:
+        provider.script(message({"type": "tool_use", "id": "tu1", "name": "add", "input": {"a": 2, "b": 3}}, stop="tool_use", model="claude-mini-2026"))
+        sampler = AnthropicSampler(provider.anthropic(), "claude-sonnet", models=["claude-mini"])
+    server = [str(FASTMCP_PYTHON), str(PEERS_DIR / "fastmcp_server.py")]
+    with mis.connect_stdio(server, handler=handler_with(sampler), protocol="legacy", timeout=30) as client:
+        text = client.call_tool("sample_rich")["content"][0]["text"]
+    assert text.startswith("model ") and "wants add({'a': 2, 'b': 3}) (toolUse)" in text
+    ((_, _, body),) = provider.requests
+    if kind == "openai":
+        check_openai(body)
+        assert body["model"] == "gpt-4.1-mini" and body["messages"][0] == {"role": "system", "content": "You are a calculator."}
+        assert body["tools"][0]["function"]["name"] == "add" and body["tool_choice"] == "auto"
+    else:
+        check_anthropic(body)
+        assert body["model"] == "claude-mini" and body["system"] == "You are a calculator." and body["tools"][0]["name"] == "add"
+
+
+def test_server_everythings_sampling_tool_is_answered_by_the_hosts_model(provider: ProviderStandIn) -> None:
+    from .test_everything import EVERYTHING, NODE22
+
+    if not (NODE22.exists() and EVERYTHING.exists()):
+        pytest.skip("run peers/setup.sh to install server-everything")
+    provider.script(completion("A reply from the host's model."))
+    sampler = OpenAISampler(provider.openai(), "gpt-4.1")
+    with mis.connect_stdio([str(NODE22), str(EVERYTHING), "stdio"], handler=handler_with(sampler), discover_timeout=2) as client:
+        out = "".join(block.get("text", "") for block in client.call_tool("trigger-sampling-request", {"prompt": "hello", "maxTokens": 20})["content"])
+    assert "A reply from the host's model." in out
+    ((_, _, body),) = provider.requests
+    check_openai(body)
+    assert body["max_completion_tokens"] == 20 and "hello" in str(body["messages"])

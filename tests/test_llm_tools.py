@@ -158,3 +158,27 @@ def test_tools_asked_for_together_run_at_once(provider: ProviderStandIn) -> None
     )
     with fake, fake.client() as client:
         assert chat_openai(provider.openai(), "gpt-4.1", [{"role": "user", "content": "go"}], Tools(client)).text == "done"
+
+
+def test_a_fastmcp_tool_that_asks_the_user_during_the_loop_reaches_the_handler_with_the_assigns(provider: ProviderStandIn) -> None:
+    from .harness import PEERS_DIR
+    from .test_oauth_fastmcp import FASTMCP_PYTHON
+
+    if not FASTMCP_PYTHON.exists():
+        pytest.skip("run peers/setup.sh to install FastMCP")
+
+    class Stays(mis.InputHandler):
+        def handle_elicitation(self, params: dict[str, Any], ctx: mis.InputContext) -> dict[str, Any]:
+            return {"action": "accept", "content": {"city": ctx.assigns["city"], "nights": 3}}
+
+    provider.script(
+        completion(None, finish="tool_calls", tool_calls=[openai_call("c1", "elicit_pydantic", {})]),  # type: ignore[arg-type]
+        completion("Booked 3 nights in Porto."),
+    )
+    server = [str(FASTMCP_PYTHON), str(PEERS_DIR / "fastmcp_server.py")]
+    with mis.connect_stdio(server, handler=Stays(), protocol="legacy", timeout=30) as client:
+        tools = Tools(client, names=["elicit_pydantic", "echo"])
+        chat = chat_openai(provider.openai(), "gpt-4.1", [{"role": "user", "content": "Book Porto"}], tools, call_options={"assigns": {"city": "Porto"}})
+    assert chat.text == "Booked 3 nights in Porto."
+    (call,) = chat.steps[0].tool_calls
+    assert call.tool == "elicit_pydantic" and "city=Porto nights=3" in call.result["content"][0]["text"]

@@ -25,6 +25,9 @@ requests; 2025-11-25 only):
   answer (``{"value": 7}``); ``"accepted value=7"``.
 - ``sample``: ``sampling/createMessage`` with the user message "Say hello"
   (``maxTokens`` 64); ``"sampled: <text>"``.
+- ``sample_rich``: the same with a system prompt, the hint ``mini``, an
+  ``intelligencePriority`` and a tool ``add`` (``toolChoice`` auto);
+  ``"model <model> wants add({...}) (toolUse)"`` or ``"model <model> said: <text> (<stopReason>)"``.
 - ``roots``: ``roots/list``; the root URIs, one a line.
 
 FastMCP 4.1.6 has no ``ctx.sample()`` and no ``ctx.list_roots()``: it dropped
@@ -159,6 +162,22 @@ def build() -> FastMCP:
             params.messages, max_tokens=params.max_tokens, related_request_id=ctx.request_id
         )
         return f"sampled: {_sampled_text(result)}"
+
+    @mcp.tool
+    async def sample_rich(ctx: Context) -> str:
+        """Ask the client's LLM with a system prompt, model hints and a tool it may call (handshake era only)."""
+        message = mcp_types.SamplingMessage(role="user", content=mcp_types.TextContent(type="text", text="What is 2 + 3?"))
+        tool = mcp_types.Tool(name="add", description="Adds two numbers", inputSchema={"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}})
+        preferences = mcp_types.ModelPreferences(hints=[mcp_types.ModelHint(name="mini")], intelligencePriority=0.2)
+        result = await ctx.session.create_message(
+            [message], max_tokens=200, system_prompt="You are a calculator.", model_preferences=preferences,
+            tools=[tool], tool_choice=mcp_types.ToolChoice(mode="auto"), related_request_id=ctx.request_id,
+        )
+        blocks = result.content if isinstance(result.content, list) else [result.content]
+        uses = [block for block in blocks if getattr(block, "type", None) == "tool_use"]
+        if uses:
+            return f"model {result.model} wants {uses[0].name}({uses[0].input}) ({result.stop_reason})"
+        return f"model {result.model} said: {_sampled_text(result)} ({result.stop_reason})"
 
     @mcp.tool
     async def roots(ctx: Context) -> str:

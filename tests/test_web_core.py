@@ -317,6 +317,21 @@ def test_sampling_approval_and_rejection(server: FakeServer) -> None:
         assert call.answer()["error"]["code"] == -1
 
 
+def test_a_sampler_drafts_the_reply_the_person_approves_under_the_providers_model(server: FakeServer) -> None:
+    broker = PendingInputBroker()
+
+    def sampler(params: JsonDict, ctx: mis.InputContext) -> JsonDict:
+        return {"role": "assistant", "content": {"type": "text", "text": "From the model"}, "model": "gpt-4.1-2026", "stopReason": "endTurn"}
+
+    with web_client(server, WebHandler(broker, sampler=sampler), assigns={"user": "alice"}) as client:
+        call = Background(lambda: client.call_tool("sample"))
+        (pending,) = wait_pending(broker, "alice")
+        assert pending.draft == "From the model"
+        assert broker.answer(pending.id, "alice", {"action": "approve", "text": "From the model, checked"}) == {}
+        result = call.answer()["result"]
+        assert result["content"]["text"] == "From the model, checked" and result["model"] == "gpt-4.1-2026"
+
+
 def test_an_elicitation_handler_offers_no_sampling(server: FakeServer) -> None:
     broker = PendingInputBroker()
     with web_client(server, WebElicitationHandler(broker), assigns={"user": "alice"}) as client:

@@ -142,6 +142,13 @@ class WebHandler(WebElicitationHandler):
             LLM, say); the person sees it pre-filled and may edit it.
         model: the ``model`` of approved replies (default ``"human"``, or
             the name of the model whose draft the person approves).
+        sampler: a sampler of :mod:`mcp_input_sync.llm`: the host's model
+            answers first, and the person sees its reply pre-filled beside
+            the request, edits it or not, and approves or rejects it; the
+            reply goes as the model the provider reported
+            (docs/llm.md#in-a-web-app). The request reaches the host's model
+            before the person sees it: give the sampler an ``approve`` hook
+            for a policy of your own. Takes the place of ``draft`` and ``model``.
     """
 
     def __init__(
@@ -153,14 +160,25 @@ class WebHandler(WebElicitationHandler):
         user_key: str = "user",
         draft: Optional[Callable[[dict[str, Any], InputContext], str]] = None,
         model: str = "human",
+        sampler: Optional[Callable[[dict[str, Any], InputContext], dict[str, Any]]] = None,
     ) -> None:
         super().__init__(broker, timeout=timeout, modes=modes, user_key=user_key)
         self.draft = draft
         self.model = model
+        self.sampler = sampler
 
     def handle_sampling(self, params: dict[str, Any], ctx: InputContext) -> dict[str, Any]:
-        text = self.draft(params, ctx) if self.draft is not None and self._has_user(ctx) else None
-        answer = self._park("sampling", params, ctx, draft=text, model=self.model)
+        model = self.model
+        if self.sampler is not None and self._has_user(ctx):
+            drafted = self.sampler(params, ctx)
+            content = drafted.get("content")
+            if not isinstance(content, dict) or content.get("type") != "text":
+                raise InputRefused(SAMPLING_REJECTED, "the host's model answered with something a person cannot approve here")
+            text: Optional[str] = str(content.get("text", ""))
+            model = str(drafted.get("model") or model)
+        else:
+            text = self.draft(params, ctx) if self.draft is not None and self._has_user(ctx) else None
+        answer = self._park("sampling", params, ctx, draft=text, model=model)
         if answer is None:
             raise InputRefused(SAMPLING_REJECTED, "the user did not approve the sampling request")
         if answer.get("action") == "reject":

@@ -182,3 +182,13 @@ def test_a_fastmcp_tool_that_asks_the_user_during_the_loop_reaches_the_handler_w
     assert chat.text == "Booked 3 nights in Porto."
     (call,) = chat.steps[0].tool_calls
     assert call.tool == "elicit_pydantic" and "city=Porto nights=3" in call.result["content"][0]["text"]
+
+
+def test_a_pools_tools_are_listed_on_a_leased_client_and_each_call_leases_one() -> None:
+    with fake_with_tools() as fake:
+        pool = mis.ClientPool(lambda: fake.client(Seats()).open(), max_size=2)
+        try:
+            tools = Tools(pool, names=["flights.search"])
+            assert tools.call("flights_search", {"to": "Oslo"})["content"][0]["text"] == "2 flights to Oslo"
+        finally:
+            pool.close()

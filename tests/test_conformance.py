@@ -59,15 +59,20 @@ def test_the_auth_rows_are_the_runners_44() -> None:
 @pytest.mark.skipif(not runner_installed(), reason="run peers/setup.sh to install the official conformance runner")
 @pytest.mark.parametrize("scenario", sorted(AUTH))
 def test_the_official_conformance_runner_passes_every_auth_row(scenario: str) -> None:
+    passes(f"auth:*:{scenario}", AUTH[scenario], timeout=300)
+
+
+def passes(only: str, rows: int, timeout: int) -> None:
+    """peers/conformance.sh --only ``only`` with the project's client: ``rows`` rows, all passed."""
     done = subprocess.run(
-        ["bash", str(ROOT / "peers" / "conformance.sh"), "--only", f"auth:*:{scenario}", sys.executable, "-m", "mcp_input_sync.conformance"],
+        ["bash", str(ROOT / "peers" / "conformance.sh"), "--only", only, sys.executable, "-m", "mcp_input_sync.conformance"],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=timeout,
         cwd=ROOT,
     )
     last = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
-    assert last == f"{AUTH[scenario]} passed, 0 failed", done.stdout[-3000:] + done.stderr[-3000:]
+    assert last == f"{rows} passed, 0 failed", done.stdout[-3000:] + done.stderr[-3000:]
     assert done.returncode == 0
 
 
@@ -82,13 +87,4 @@ def test_the_official_conformance_runner_passes_every_extension_row() -> None:
     # the machine grants (4, and 3 on 0.1.16), DPoP (2) and skills (4): every extension scenario the runner has
     rows = extension_rows()
     assert len(rows) == 13
-    done = subprocess.run(
-        ["bash", str(ROOT / "peers" / "conformance.sh"), "--only", "ext:*", sys.executable, "-m", "mcp_input_sync.conformance"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=ROOT,
-    )
-    last = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
-    assert last == f"{len(rows)} passed, 0 failed", done.stdout[-3000:] + done.stderr[-3000:]
-    assert done.returncode == 0
+    passes("ext:*", len(rows), timeout=600)

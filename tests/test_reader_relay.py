@@ -21,17 +21,13 @@ from mcp_input_sync._runtime.workers import HandlerPool
 from mcp_input_sync.transports.base import Oversized
 from mcp_input_sync.transports.stdio import _Lines
 
+from .test_runtime_pieces import Watch
+
 WAIT = 10.0
 
 
-class Looks:
+class Looks(Watch):
     """Stands in for the watchdog's ``watch_fast``: keeps the check; the test calls it (one look each)."""
-
-    def __init__(self) -> None:
-        self.registered: list[Callable[[], bool]] = []
-
-    def __call__(self, fn: Callable[[], bool]) -> None:
-        self.registered.append(fn)
 
 
 def relay_and_reliefs() -> tuple[Relay, Looks, list[int]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Optional, Union
 
-from ._common import Approve, JsonDict, ModelInfo, Review, Sampler, log, provider_refusal, refuse
+from ._common import Approve, JsonDict, ModelInfo, Review, Sampler, log, refuse
 
 __all__ = ["AnthropicSampler", "anthropic_request", "anthropic_result"]
 
@@ -144,14 +144,9 @@ class AnthropicSampler(Sampler):
         extra: Optional[Mapping[str, Any]] = None,
     ) -> None:
         self._anthropic = require_anthropic()
-        super().__init__(model, models, approve, review)
-        self.client = client
-        self.extra = dict(extra or {})
+        super().__init__(client, model, models, approve, review, extra)
         #: The request fields this SDK's ``messages.create`` takes (later SDKs dropped ``temperature``).
         self._fields = _create_fields(self._anthropic)
-
-    def __repr__(self) -> str:
-        return f"AnthropicSampler(model={self.model!r}, models={list(self.allowed)[1:]!r})"
 
     def create(self, model: str, params: JsonDict) -> JsonDict:
         request = {**self.extra, **anthropic_request(model, params)}
@@ -160,8 +155,4 @@ class AnthropicSampler(Sampler):
                 # a sampling hint the SDK no longer takes (temperature): the model's own default then
                 log.debug("mcp_input_sync: the anthropic SDK takes no %s; left out", name)
                 del request[name]
-        try:
-            answer = self.client.messages.create(**request)
-        except self._anthropic.AnthropicError as exc:
-            raise provider_refusal(exc, self.provider) from None
-        return anthropic_result(answer.model_dump() if hasattr(answer, "model_dump") else answer, model)
+        return anthropic_result(self.ask(self.client.messages.create, request, self._anthropic.AnthropicError), model)

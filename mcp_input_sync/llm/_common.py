@@ -155,15 +155,32 @@ class Sampler:
 
     def __init__(
         self,
+        client: Any,
         model: str,
         models: Union[Sequence[str], Mapping[str, ModelInfo]] = (),
         approve: Optional[Approve] = None,
         review: Optional[Review] = None,
+        extra: Optional[Mapping[str, Any]] = None,
     ) -> None:
+        self.client = client
         self.model = model
         self.allowed = _allowed(model, models)
         self.approve = approve
         self.review = review
+        #: More fields for every request.
+        self.extra = dict(extra or {})
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model={self.model!r}, models={list(self.allowed)[1:]!r})"
+
+    def ask(self, create: Callable[..., Any], request: Mapping[str, Any], errors: type[BaseException]) -> JsonDict:
+        """One provider call; its answer as a dict, or a refusal when the provider fails (``errors``: its SDK's base error)."""
+        try:
+            answer = create(**request)
+        except errors as exc:
+            raise provider_refusal(exc, self.provider) from None
+        dumped: JsonDict = answer.model_dump() if hasattr(answer, "model_dump") else answer
+        return dumped
 
     def __call__(self, params: JsonDict, ctx: InputContext) -> JsonDict:
         """Answer one ``sampling/createMessage``: approve, choose the model, call the provider, review."""

@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Optional, Union
 
-from ._common import Approve, JsonDict, ModelInfo, Review, Sampler, provider_refusal, refuse
+from ._common import Approve, JsonDict, ModelInfo, Review, Sampler, refuse
 
 __all__ = ["OpenAISampler", "openai_request", "openai_result"]
 
@@ -183,20 +183,11 @@ class OpenAISampler(Sampler):
         extra: Optional[Mapping[str, Any]] = None,
     ) -> None:
         self._openai = require_openai()
-        super().__init__(model, models, approve, review)
+        super().__init__(client, model, models, approve, review, extra)
         if max_tokens_field not in ("max_completion_tokens", "max_tokens"):
             raise ValueError("max_tokens_field is 'max_completion_tokens' or 'max_tokens'")
-        self.client = client
         self.max_tokens_field = max_tokens_field
-        self.extra = dict(extra or {})
-
-    def __repr__(self) -> str:
-        return f"OpenAISampler(model={self.model!r}, models={list(self.allowed)[1:]!r})"
 
     def create(self, model: str, params: JsonDict) -> JsonDict:
         request = {**self.extra, **openai_request(model, params, self.max_tokens_field)}
-        try:
-            answer = self.client.chat.completions.create(**request)
-        except self._openai.OpenAIError as exc:
-            raise provider_refusal(exc, self.provider) from None
-        return openai_result(answer.model_dump() if hasattr(answer, "model_dump") else answer, model)
+        return openai_result(self.ask(self.client.chat.completions.create, request, self._openai.OpenAIError), model)

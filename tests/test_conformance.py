@@ -1,4 +1,4 @@
-"""The official MCP conformance runner drives ``python -m mcp_input_sync.conformance``: 19 core rows and 44 auth rows must pass.
+"""The official MCP conformance runner drives ``python -m mcp_input_sync.conformance``: 19 core, 44 auth and 13 extension rows must pass.
 
 The runner (npm ``@modelcontextprotocol/conformance`` 0.1.16 and
 0.2.0-alpha.12, on Node 22) is installed by ``peers/setup.sh``, which the

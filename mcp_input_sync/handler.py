@@ -243,7 +243,13 @@ class InputHandler:
 
 
 def overrides(handler: Optional[InputHandler], name: str) -> bool:
-    """True when ``handler``'s class overrides the base method ``name``."""
+    """True when ``handler``'s class overrides the base method ``name``, or the handler itself sets it.
+
+    A callable set on the instance (``self.handle_sampling = sampler`` in
+    ``__init__``) counts: it is what ``handler.handle_sampling`` calls.
+    """
     if handler is None:
         return False
+    if callable(getattr(handler, "__dict__", {}).get(name)):
+        return True
     return getattr(type(handler), name, None) is not getattr(InputHandler, name)

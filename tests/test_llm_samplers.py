@@ -263,3 +263,15 @@ def test_server_everythings_sampling_tool_is_answered_by_the_hosts_model(provide
     ((_, _, body),) = provider.requests
     check_openai(body)
     assert body["max_completion_tokens"] == 20 and "hello" in str(body["messages"])
+
+
+def test_a_sampler_set_on_the_handler_in_init_counts_as_overriding_handle_sampling(provider: ProviderStandIn) -> None:
+    class Configured(mis.InputHandler):
+        sampling_tools = True
+
+        def __init__(self, sampler: Any) -> None:
+            self.handle_sampling = sampler  # type: ignore[method-assign]
+
+    provider.script(completion("set in init"))
+    handler = Configured(OpenAISampler(provider.openai(), "gpt-4.1"))
+    assert sample(handler, {"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}], "maxTokens": 5})["content"]["text"] == "set in init"

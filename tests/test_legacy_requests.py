@@ -389,7 +389,9 @@ def test_ctrl_c_in_a_blocking_call_cancels_the_request_and_re_raises(peer: Peer)
     client = peer.client()
 
     def interrupt() -> None:
-        peer.recorder.wait_for(lambda m: m.get("method") == "tools/call")
+        # bounded, but long: on a loaded machine the SDK server can take seconds to start, and an
+        # interrupter that gave up would leave the call to run its whole 30 s (seen in CI's sdist run)
+        peer.recorder.wait_for(lambda m: m.get("method") == "tools/call", timeout=60.0)
         _thread.interrupt_main()
 
     thread = threading.Thread(target=interrupt, name="test-interrupter", daemon=True)

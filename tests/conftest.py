@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import threading
 from typing import Iterator
 
@@ -29,6 +30,22 @@ def no_leaked_threads() -> Iterator[None]:
             return
         pause.wait(0.02)
     pytest.fail(f"library threads left running: {[t.name for t in leaked]}")
+
+
+@pytest.fixture
+def ctrl_c() -> Iterator[None]:
+    """Ctrl-C reaches the test: a process started in the background by a shell ignores SIGINT, and then
+    ``_thread.interrupt_main()`` does nothing; the test gets Python's own handler back while it runs."""
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("Ctrl-C reaches the main thread only")
+    before = signal.getsignal(signal.SIGINT)
+    if before is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        if before is signal.SIG_IGN:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 @pytest.fixture

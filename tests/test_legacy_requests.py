@@ -385,7 +385,7 @@ def test_a_cancel_event_cancels_the_call(peer: Peer) -> None:
     assert cancelled[0]["params"]["requestId"] == call["id"]
 
 
-def test_ctrl_c_in_a_blocking_call_cancels_the_request_and_re_raises(peer: Peer) -> None:
+def test_ctrl_c_in_a_blocking_call_cancels_the_request_and_re_raises(peer: Peer, ctrl_c: None) -> None:
     client = peer.client()
 
     def interrupt() -> None:

@@ -453,12 +453,10 @@ def test_no_lock_is_held_while_a_request_is_open(peer: OAuthPeer) -> None:
     assert len(results) == 1 and not held.is_alive()
 
 
-def test_ctrl_c_while_waiting_for_the_browser_cancels_cleanly(peer: OAuthPeer) -> None:
+def test_ctrl_c_while_waiting_for_the_browser_cancels_cleanly(peer: OAuthPeer, ctrl_c: None) -> None:
     import _thread
     import socket
 
-    if threading.current_thread() is not threading.main_thread():
-        pytest.skip("Ctrl-C reaches the main thread only")
     seen: list[str] = []
 
     def user_presses_ctrl_c(url: str) -> bool:

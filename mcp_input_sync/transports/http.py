@@ -37,7 +37,7 @@ import itertools
 import json
 import logging
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from .. import reflect
@@ -48,6 +48,7 @@ from .._protocol.oauth import OAuthRefused
 from .._protocol.sse import SSEDecoder, SSEEventTooLarge, SSELimitError
 from .._runtime import RealBudget
 from .._runtime.workers import HandlerPool
+from ._providers import BearerProvider, add_authorization, is_bearer_provider
 from .base import (
     ANSWER,
     Decoded,
@@ -95,34 +96,6 @@ class RedirectRefused(TransportClosed):
     """The server redirected a request somewhere the transport does not follow (``check`` is ``"redirect"``)."""
 
     check = "redirect"
-
-
-@runtime_checkable
-class BearerProvider(Protocol):
-    """What the transport needs of an OAuth provider (``mcp_input_sync.oauth.OAuth`` is one).
-
-    ``authorization(url)`` gives the ``Authorization`` header of a request
-    (or None); ``challenged(url, status, headers, sent)`` is told of a 401 or
-    403 answer to a request that carried ``sent`` and returns when a retry is
-    worthwhile, or raises :class:`OAuthRefused` when it is not.
-    """
-
-    def authorization(self, server_url: str) -> Optional[str]: ...
-
-    def challenged(self, server_url: str, status: int, headers: Mapping[str, str], sent: Optional[str]) -> None: ...
-
-
-@runtime_checkable
-class DPoPProvider(Protocol):
-    """A provider whose tokens may be DPoP-bound (RFC 9449): ``dpop_proof(url, method, authorization)``
-    gives the ``DPoP`` header of each request whose ``Authorization`` it made (None for a Bearer token)."""
-
-    def dpop_proof(self, server_url: str, method: str, authorization: str) -> Optional[str]: ...
-
-
-def is_bearer_provider(auth: object) -> bool:
-    """Whether ``auth`` is an OAuth provider (else it is a ``requests`` auth)."""
-    return isinstance(auth, BearerProvider)
 
 
 def header_value(value: str) -> str:
@@ -228,8 +201,6 @@ class HttpTransport(Transport):
         self._verify: Any = None if verify is True else verify
         #: An OAuth provider, which sets the Authorization header of every request itself.
         self._bearer: Optional[BearerProvider] = auth if is_bearer_provider(auth) else None
-        #: The same provider when its tokens may be DPoP-bound: each request then carries a fresh proof.
-        self._prover: Optional[DPoPProvider] = auth if isinstance(auth, DPoPProvider) and self._bearer is not None else None
         if auth is not None and self._bearer is None:
             self._session.auth = auth
         self._headers = dict(headers or {})
@@ -389,13 +360,7 @@ class HttpTransport(Transport):
     def _base_headers(self, method: str = "POST") -> dict[str, str]:
         headers = dict(self._headers)
         if self._bearer is not None:
-            value = self._bearer.authorization(self.url)
-            if value is not None:
-                headers["Authorization"] = value
-                if self._prover is not None:  # a DPoP-bound token goes with a fresh proof for this request
-                    proof = self._prover.dpop_proof(self.url, method, value)
-                    if proof is not None:
-                        headers["DPoP"] = proof
+            add_authorization(headers, self._bearer, self.url, method)
         if self.session_id is not None:
             headers[SESSION_HEADER] = self.session_id
         if self.protocol_version is not None:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Optional, Union
+import functools
+from collections.abc import Mapping
+from typing import Any, Optional
 
-from ._common import Approve, JsonDict, ModelInfo, Review, Sampler, log, refuse
+from ._common import JsonDict, Sampler, log, refuse
 
 __all__ = ["AnthropicSampler", "anthropic_request", "anthropic_result"]
 
@@ -17,6 +18,7 @@ STOP_REASONS = {"end_turn": "endTurn", "max_tokens": "maxTokens", "stop_sequence
 IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
 
 
+@functools.lru_cache(maxsize=4)
 def _create_fields(module: Any) -> Optional[frozenset[str]]:
     """The keyword arguments of the SDK's ``Messages.create`` (None when they cannot be read)."""
     try:
@@ -132,27 +134,14 @@ class AnthropicSampler(Sampler):
     """
 
     provider = "anthropic"
-
-    def __init__(
-        self,
-        client: Any,
-        model: str,
-        *,
-        models: Union[Sequence[str], Mapping[str, ModelInfo]] = (),
-        approve: Optional[Approve] = None,
-        review: Optional[Review] = None,
-        extra: Optional[Mapping[str, Any]] = None,
-    ) -> None:
-        self._anthropic = require_anthropic()
-        super().__init__(client, model, models, approve, review, extra)
-        #: The request fields this SDK's ``messages.create`` takes (later SDKs dropped ``temperature``).
-        self._fields = _create_fields(self._anthropic)
+    require = staticmethod(require_anthropic)
 
     def create(self, model: str, params: JsonDict) -> JsonDict:
         request = {**self.extra, **anthropic_request(model, params)}
-        if self._fields is not None:
-            for name in [name for name in request if name not in self._fields]:
+        fields = _create_fields(self.sdk)  # what this SDK's messages.create takes (later SDKs dropped temperature)
+        if fields is not None:
+            for name in [name for name in request if name not in fields]:
                 # a sampling hint the SDK no longer takes (temperature): the model's own default then
                 log.debug("mcp_input_sync: the anthropic SDK takes no %s; left out", name)
                 del request[name]
-        return anthropic_result(self.ask(self.client.messages.create, request, self._anthropic.AnthropicError), model)
+        return anthropic_result(self.ask(self.client.messages.create, request, self.sdk.AnthropicError), model)

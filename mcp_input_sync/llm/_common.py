@@ -157,11 +157,14 @@ class Sampler:
         self,
         client: Any,
         model: str,
+        *,
         models: Union[Sequence[str], Mapping[str, ModelInfo]] = (),
         approve: Optional[Approve] = None,
         review: Optional[Review] = None,
         extra: Optional[Mapping[str, Any]] = None,
     ) -> None:
+        #: The provider's SDK module (``ImportError`` naming the extra without it).
+        self.sdk = self.require()
         self.client = client
         self.model = model
         self.allowed = _allowed(model, models)
@@ -195,6 +198,11 @@ class Sampler:
             if isinstance(verdict, dict):
                 result = verdict
         return result
+
+    @staticmethod
+    def require() -> Any:
+        """The provider's SDK module; ``ImportError`` naming the extra when it is missing."""
+        raise NotImplementedError
 
     def create(self, model: str, params: JsonDict) -> JsonDict:
         """One provider call for ``params`` with ``model``; the ``CreateMessageResult``."""

@@ -170,6 +170,7 @@ class OpenAISampler(Sampler):
     """
 
     provider = "openai"
+    require = staticmethod(require_openai)
 
     def __init__(
         self,
@@ -182,12 +183,11 @@ class OpenAISampler(Sampler):
         max_tokens_field: str = "max_completion_tokens",
         extra: Optional[Mapping[str, Any]] = None,
     ) -> None:
-        self._openai = require_openai()
-        super().__init__(client, model, models, approve, review, extra)
+        super().__init__(client, model, models=models, approve=approve, review=review, extra=extra)
         if max_tokens_field not in ("max_completion_tokens", "max_tokens"):
             raise ValueError("max_tokens_field is 'max_completion_tokens' or 'max_tokens'")
         self.max_tokens_field = max_tokens_field
 
     def create(self, model: str, params: JsonDict) -> JsonDict:
         request = {**self.extra, **openai_request(model, params, self.max_tokens_field)}
-        return openai_result(self.ask(self.client.chat.completions.create, request, self._openai.OpenAIError), model)
+        return openai_result(self.ask(self.client.chat.completions.create, request, self.sdk.OpenAIError), model)

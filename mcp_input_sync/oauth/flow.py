@@ -298,20 +298,23 @@ def start_authorization(
     discovery: Discovery, client: Client, redirect_uri: str, settings: Settings,
     challenge_scope: Optional[Sequence[str]], scopes: Optional[Sequence[str]] = None,
 ) -> AuthorizationRequest:
-    """The authorization request: the scopes chosen as the specification says, fresh PKCE and state.
-
-    ``scopes``, when given (a step-up), wins; else the host's scopes; else
-    the challenge's scope, the PRM's ``scopes_supported``, or none.
-    """
-    if scopes is None:
-        scopes = settings.scopes
-    if scopes is None:
-        chosen = select_scopes(challenge_scope, discovery.prm_scopes, discovery.metadata.scopes_supported)
-    else:
-        chosen = tuple(scopes)
+    """The authorization request: the scopes chosen as :func:`choose_scopes` says, fresh PKCE and state."""
+    chosen = choose_scopes(discovery, settings, challenge_scope, scopes)
     return authorization_url(
         discovery.metadata, client_id=client.client_id, redirect_uri=redirect_uri, resource=discovery.resource, scopes=chosen,
     )
+
+
+def choose_scopes(
+    discovery: Discovery, settings: Settings, challenge_scope: Optional[Sequence[str]], scopes: Optional[Sequence[str]] = None
+) -> Optional[tuple[str, ...]]:
+    """The scopes to ask for: ``scopes`` when given (a step-up); else the host's; else the challenge's
+    scope, the PRM's ``scopes_supported``, or none (None: no ``scope`` parameter), as the specification says."""
+    if scopes is None:
+        scopes = settings.scopes
+    if scopes is None:
+        return select_scopes(challenge_scope, discovery.prm_scopes, discovery.metadata.scopes_supported)
+    return tuple(scopes)
 
 
 _ERROR_CODE = re.compile(r"[a-z_]{1,40}")

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Sequence, Un
 from .._protocol.dpop import ALGORITHM as DPOP_ALGORITHM
 from .._protocol.dpop import wants_nonce
 from .._protocol.oauth import BearerChallenge, OAuthRefused, bearer_challenge, scope_list
-from .._protocol.oauth_flow import OFFLINE_ACCESS, AuthorizationRequest, Tokens, select_scopes, step_up_scopes
+from .._protocol.oauth_flow import OFFLINE_ACCESS, AuthorizationRequest, Tokens, step_up_scopes
 from ..errors import ClientError
 from . import flow
 from ._fetch import Fetcher
@@ -571,11 +571,8 @@ class OAuth:
         """Tokens with the machine grant (the caller holds the record's lock): discovery, then the token endpoint."""
         fetcher = self.fetcher.toward(server_url)
         discovery = flow.discover(fetcher, server_url, challenge)
-        if scopes is None:
-            scopes = self.settings.scopes
-        if scopes is None:
-            scopes = select_scopes(challenge.scope if challenge else None, discovery.prm_scopes, discovery.metadata.scopes_supported)
-        scopes = tuple(scope for scope in scopes or () if scope != OFFLINE_ACCESS)  # no refresh token is kept: the grant asks again
+        chosen = flow.choose_scopes(discovery, self.settings, challenge.scope if challenge else None, scopes)
+        scopes = tuple(scope for scope in chosen or () if scope != OFFLINE_ACCESS)  # no refresh token is kept: the grant asks again
         session = self._dpop_for(server_url, discovery.metadata, discovery.dpop)
         try:
             tokens = grant.obtain(fetcher.with_dpop(session), discovery, scopes)

@@ -309,3 +309,15 @@ def test_a_grant_has_no_login_to_begin(peer: OAuthPeer) -> None:
     with pytest.raises(mis.ClientError) as failed:
         auth.begin(peer.url, "https://app.example/callback")
     assert failed.value.check == "grant"
+
+
+def test_processes_sharing_a_store_ask_for_one_token(peer: OAuthPeer, tmp_path: Path) -> None:
+    from mcp_input_sync.oauth import FileStore
+
+    from .oauth_peer import race_renewals
+
+    # three OAuth objects on one file store stand for three processes: only the store's lock keeps them apart
+    providers = [OAuth(grant=ClientCredentials("worker", secret="w-s3cret", issuer=peer.origin), store=FileStore(tmp_path)) for _ in range(3)]
+    assert race_renewals(peer, providers, None) == [None, None, None]
+    assert peer.counts["machine"] == 1
+    assert len({provider.authorization(peer.url) for provider in providers}) == 1

@@ -220,7 +220,6 @@ class Handshake:
         if session.wait_any(done, wait, [init]) or self._left() <= 0:
             return self._finish(init, offered, None, caps, switch=True, then_probe=True)
         self._tried.append(f"initialize (no answer in {wait:g} s)")
-        version = eras.MODERN_VERSION
         probe = session.start("server/discover", None, is_call=False, clock=self._clock(), done=done, stamp=self.stamp)
         if not session.wait_any(done, max(0.0, self._left()), [init, probe]):
             session.calls.forget(init)
@@ -230,9 +229,24 @@ class Handshake:
         if init.response is not None or init.failure is not None:
             session.calls.forget(probe)
             return self._finish(init, offered, None, caps, switch=True, then_probe=True)
-        session.calls.forget(init)
-        self._configure(version, self.capabilities(version))
-        return self._decide(probe, forced=True)
+        if self._probe_says_modern(probe):
+            session.calls.forget(init)
+            return self._decide(probe, forced=True)
+        # the probe was refused before initialize was answered (a server slow to start,
+        # answering the unknown method first): initialize is still the way in
+        session.calls.forget(probe)
+        self._tried.append("server/discover (refused)")
+        return self._finish(init, offered, None, caps, switch=True)
+
+    @staticmethod
+    def _probe_says_modern(probe: Call) -> bool:
+        """True when the probe's answer (or failure) settles the era: 2026-07-28, or a failure to pass on."""
+        if probe.failure is not None or probe.response is None:
+            return True
+        try:
+            return modern.decide_from_discover(probe.response).era == eras.MODERN
+        except eras.ProtocolViolation:
+            return False
 
     def reprobe(self) -> Negotiated:
         """The cached era did not hold (here, or when its engine started): forget it and probe."""

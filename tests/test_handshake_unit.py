@@ -10,6 +10,7 @@ modern stamp.
 
 from __future__ import annotations
 
+import json
 import threading
 from typing import Any, Callable, Optional, Union
 
@@ -32,6 +33,7 @@ LEGACY = "2025-11-25"
 
 #: A scripted answer: a result, an error (``{"error": ...}``) or SILENT.
 SILENT: Any = object()
+
 Script = dict[str, Any]
 
 LEGACY_RESULT: JsonDict = {
@@ -182,6 +184,49 @@ def test_a_silent_server_runs_out_of_time_and_the_error_says_what_was_tried() ->
     with pytest.raises(ClientError) as info:
         handshake.negotiate()
     assert info.value.kind == "timeout" and info.value.data["tried"] == ["initialize (no answer in 0.05 s)", "server/discover (no answer)"]
+
+
+class SlowToStart(ScriptedServer):
+    """Answers ``initialize`` from another thread once ``release`` is set; ``server/discover`` refused at once."""
+
+    def __init__(self) -> None:
+        super().__init__({"initialize": SILENT})
+        self.release = threading.Event()
+        self.thread: Optional[threading.Thread] = None
+
+    def reply_to(self, message: JsonDict) -> Optional[JsonDict]:
+        if message["method"] == "initialize":
+            self.thread = threading.Thread(target=self._answer_later, args=(message["id"],))
+            self.thread.start()
+        return super().reply_to(message)
+
+    def _answer_later(self, request_id: Any) -> None:
+        if self.release.wait(5):
+            assert self._on_message is not None
+            self._on_message(json.dumps({"jsonrpc": "2.0", "id": request_id, "result": LEGACY_RESULT}).encode())
+
+
+def test_a_server_slow_to_start_that_refuses_the_probe_first_is_still_met_by_initialize() -> None:
+    # server-everything under load: initialize unanswered past discover_timeout, then
+    # "method not found" to the probe before the initialize answer
+    server = SlowToStart()
+    handshake, _ = handshake_over(server, timeout=5.0, discover_timeout=0.05)
+    session_start = handshake.session.start
+
+    def start(method: str, params: Any, **kwargs: Any) -> Any:
+        call = session_start(method, params, **kwargs)
+        if method == "server/discover":  # the refusal is in: now the late initialize answer
+            server.release.set()
+        return call
+
+    handshake.session.start = start  # type: ignore[method-assign]
+    try:
+        assert handshake.negotiate() == LEGACY_NEGOTIATED
+    finally:
+        server.release.set()
+        assert server.thread is not None
+        server.thread.join(5)
+    assert server.methods == ["initialize", "server/discover"]
 
 
 # ---------------------------------------------------------------------------- the era cache owner

@@ -141,6 +141,7 @@ class Call:
         "progress",
         "progress_token",
         "task_id",
+        "waiter",
     )
 
     def __init__(
@@ -168,6 +169,9 @@ class Call:
         self.progress_token: Optional[str] = None
         #: The 2025-11-25 task this call waits on (``tasks/result``), for tying by related-task.
         self.task_id: Optional[str] = None
+        #: The ident of the thread that waits for the response and will most likely send
+        #: again at once (a 2026-07-28 round): the reader may hand it the reading; 0: none.
+        self.waiter = 0
 
 
 class CallTable:

@@ -14,6 +14,7 @@ See docs/architecture.md#the-port.
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable, Mapping, Optional
 
 from .transports.base import ANSWER, OnClose, OnLost, OnMessage, Outgoing, Setup, Transport, TransportClosed
@@ -36,6 +37,9 @@ class Port:
         "send_later",
         "flush",
         "relieve",
+        "offer_reading",
+        "read_here",
+        "release_reading",
     )
 
     def __init__(self, transport: Transport) -> None:
@@ -60,6 +64,15 @@ class Port:
         self.flush: Optional[Callable[[], None]] = transport.flush if holds else None
         #: stdio: hand the reading to a new thread while the reader runs a slow callback (None: not offered).
         self.relieve: Optional[Callable[[], None]] = transport.relieve if transport.can_relieve else None
+        hands = transport.can_hand_reading
+        #: stdio: the reader lets a caller about to wait again read for itself (None: not offered).
+        self.offer_reading: Optional[Callable[[int], None]] = transport.offer_reading if hands else None
+        #: stdio: read here until a call is done, when the reading was offered to this thread.
+        self.read_here: Optional[Callable[[Callable[[], bool], float, Optional[threading.Event]], bool]] = (
+            transport.read_here if hands else None
+        )
+        #: stdio: give the reading back after the call (a no-op when not held).
+        self.release_reading: Optional[Callable[[], None]] = transport.release_reading if hands else None
 
     def configure(self, server_id: str, limits: Mapping[str, int], on_lost: OnLost) -> None:
         """Tell the transport the client's ``server_id``, its ``limits`` and whom to tell of lost requests."""

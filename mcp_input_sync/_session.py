@@ -155,6 +155,9 @@ class Session:
         self._is_live = is_live
         self._on_broken = on_broken
         self._ids = itertools.count(1)
+        self._offer = port.offer_reading
+        self._read_here = port.read_here
+        self._release = port.release_reading
         #: The requests in flight.
         self.calls = CallTable() if calls is None else calls
         #: Who hears server requests and cancellations (:meth:`serve`).
@@ -221,17 +224,23 @@ class Session:
         task_id: Optional[str] = None,
         stamp: Optional[Stamp] = None,
         header_args: HeaderArgs = (),
+        again: bool = False,
     ) -> Call:
         """Register and write one request (stamped); the caller waits for it with :meth:`result`.
 
         ``header_args`` are the ``x-mcp-header`` arguments of a 2026-07-28
         ``tools/call``; they go to the transport with the request
         (:class:`~mcp_input_sync.transports.base.Outgoing`), as do its method,
-        id, the stamp's version and its ``Mcp-Name``.
+        id, the stamp's version and its ``Mcp-Name``. ``again``: the caller
+        will most likely send once more as soon as this answer is in (a
+        2026-07-28 round's retry), so over stdio it may read the next answer
+        itself (docs/threads-and-time.md#threads).
         """
         request_id = next(self._ids)
         call = Call(request_id, method, is_call, self._default_assigns if assigns is None else assigns, clock, done)
         call.task_id = task_id
+        if again and self._offer is not None:
+            call.waiter = threading.get_ident()
         version: Optional[str] = None
         if stamp is not None:
             params = stamp(params)  # modern: every request carries a fresh, complete _meta
@@ -260,6 +269,10 @@ class Session:
         if relay is not None:  # a callback on the reader, calling back: it must not wait for itself
             relay.yield_reader()
         try:
+            read_here = self._read_here
+            if read_here is not None and call.waiter and call.response is None and call.failure is None:
+                # offered the reading (offer_reading below): read the answer here, no wake
+                read_here(call.done.is_set, min(call.clock.remaining(_clock.monotonic()), _clock.MAX_WAIT), cancel)
             if cancel is None and call.response is None and call.failure is None:
                 call.done.wait(min(call.clock.remaining(_clock.monotonic()), _clock.MAX_WAIT))
             if call.response is None and call.failure is None:
@@ -295,6 +308,12 @@ class Session:
         """Send one request and block until its result, an error or a deadline."""
         call = self.start(method, params, is_call=is_call, clock=clock, assigns=assigns, progress=progress)
         return self.result(call, cancel)
+
+    def release_reading(self) -> None:
+        """The caller's call has ended: the reading it may hold goes back to the reader thread."""
+        release = self._release
+        if release is not None:
+            release()
 
     def wait_any(self, done: threading.Event, seconds: float, calls: list[Call]) -> bool:
         """Wait (bounded, library clock) until one of ``calls`` sharing ``done`` has an outcome."""
@@ -399,6 +418,10 @@ class Session:
                     log.debug("mcp_input_sync: late or unknown response %r dropped", message["id"])
                     return
                 call.response = message
+                if call.waiter:  # the caller will send again at once: it may read the next answer itself
+                    offer = self._offer
+                    assert offer is not None
+                    offer(call.waiter)
                 call.done.set()
             else:
                 receiver.invalid(message)

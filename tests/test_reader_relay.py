@@ -19,7 +19,7 @@ from mcp_input_sync._runtime import RealBudget, workers
 from mcp_input_sync._runtime.relay import Relay
 from mcp_input_sync._runtime.workers import HandlerPool
 from mcp_input_sync.transports.base import Oversized
-from mcp_input_sync.transports.stdio import _Lines
+from mcp_input_sync.transports._lines import Lines
 
 from .test_runtime_pieces import Watch
 
@@ -158,10 +158,10 @@ def test_a_job_stuck_on_a_relieved_reader_is_reported_at_shutdown() -> None:
 
 
 def lines_of(chunks: list[bytes], limit: int = 100) -> tuple[list[bytes], int]:
-    """Every message _Lines finds in ``chunks`` (one read each); and how many reads waited."""
+    """Every message Lines finds in ``chunks`` (one read each); and how many reads waited."""
     feed: Iterator[bytes] = iter(chunks)
     waits = []
-    lines = _Lines(lambda n: next(feed, b""), limit, lambda: waits.append(1))
+    lines = Lines(lambda n: next(feed, b""), limit, lambda: waits.append(1))
     out: list[bytes] = []
     while True:
         line = lines.take()

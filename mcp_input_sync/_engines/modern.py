@@ -130,10 +130,14 @@ class ModernEngine:
         assigns: Optional[Mapping[str, Any]] = None,
         progress: Optional[ProgressCallback] = None,
         cancel: Optional[threading.Event] = None,
+        again: bool = False,
     ) -> JsonDict:
-        """One request; a -32022 answer that lists a version we speak switches to it, once."""
+        """One request; a -32022 answer that lists a version we speak switches to it, once.
+
+        ``again``: a round's retry, likely to be followed by another (see :meth:`Session.start`).
+        """
         try:
-            return self._send(method, params, is_call, clock, assigns, progress, cancel)
+            return self._send(method, params, is_call, clock, assigns, progress, cancel, again)
         except ClientError as exc:
             if exc.kind != "remote" or exc.code != jsonrpc.UNSUPPORTED_VERSION:
                 raise
@@ -144,7 +148,7 @@ class ModernEngine:
             if decision.era != MODERN or decision.version == self.stamp.version:
                 raise
             self.stamp = self.stamp.at_version(decision.version)
-            return self._send(method, params, is_call, clock, assigns, progress, cancel)
+            return self._send(method, params, is_call, clock, assigns, progress, cancel, again)
 
     def _send(
         self,
@@ -155,11 +159,12 @@ class ModernEngine:
         assigns: Optional[Mapping[str, Any]],
         progress: Optional[ProgressCallback],
         cancel: Optional[threading.Event],
+        again: bool = False,
     ) -> JsonDict:
         """One request, stamped, with its ``x-mcp-header`` arguments (the transport sends them as headers)."""
         call = self.session.start(
             method, params, is_call=is_call, clock=clock, assigns=assigns, progress=progress, stamp=self.stamp,
-            header_args=self._header_args(method, params),
+            header_args=self._header_args(method, params), again=again,
         )
         return self.session.result(call, cancel)
 
@@ -194,6 +199,8 @@ class ModernEngine:
             if wrong is None:
                 raise
             raise wrong from exc
+        finally:
+            self.session.release_reading()  # over stdio this thread may have read its rounds itself
         if isinstance(result, dict):
             wrong = wrong_era(self.era, self.version, method, params, result=result)
             if wrong is not None:
@@ -266,7 +273,7 @@ class ModernEngine:
                 state_only += 1
                 declined = frozenset()
             retry = _retry(params, answers, round_.state)
-            result = self.request(method, retry, is_call=True, clock=clock, assigns=assigns, progress=progress, cancel=cancel)
+            result = self.request(method, retry, is_call=True, clock=clock, assigns=assigns, progress=progress, cancel=cancel, again=True)
 
     def _first(self, method: str, params: JsonDict, spec: CallSpec) -> JsonDict:
         """The call's first request; over HTTP a ``tools/call`` refused -32020 (HeaderMismatch) is sent once more.

@@ -50,9 +50,11 @@ what the transport does differently:
 
 - attributes: ``default_server_id``, ``origin``, ``era_key``,
   ``ties_by_stream``, ``slow_answers``, ``holds_answers``,
-  ``mirrors_tool_headers``, ``can_restart``, ``can_relieve``;
+  ``mirrors_tool_headers``, ``can_restart``, ``can_relieve``,
+  ``can_hand_reading``;
 - methods: ``configure``, ``set_protocol``, ``cancel_request``,
-  ``send_later`` with ``flush``, ``restart``, ``relieve``, ``last_words``.
+  ``send_later`` with ``flush``, ``restart``, ``relieve``, ``last_words``,
+  ``offer_reading`` with ``read_here`` and ``release_reading``.
 
 Errors the client recognises, all raised from here: :class:`TransportClosed`
 (``check`` may name the rule that refused the message, e.g. ``"redirect"``),
@@ -69,6 +71,7 @@ client's ``limits``, passed to ``on_lost``. A message over
 # No ``from __future__ import annotations`` in this module: with it, each NamedTuple
 # below would compile its string annotations at import, some 200 KB for every client.
 import abc
+import threading
 from typing import Any, Callable, Mapping, NamedTuple, Optional
 
 from .._protocol.jsonrpc import RequestId
@@ -210,6 +213,9 @@ class Transport(abc.ABC):
     #: True when one thread calls ``on_message`` (never ``send``) and :meth:`relieve` can hand
     #: the reading to a new one (stdio): the client then runs quick callbacks on the reader.
     can_relieve: bool = False
+    #: True when the thread that reads can hand the reading to a caller for a while
+    #: (:meth:`offer_reading`, :meth:`read_here`, :meth:`release_reading`; stdio).
+    can_hand_reading: bool = False
 
     @abc.abstractmethod
     def start(self, on_message: OnMessage, on_close: OnClose) -> None:
@@ -249,6 +255,20 @@ class Transport(abc.ABC):
 
     def flush(self) -> None:
         """Write the answers :meth:`send_later` held back; by default there are none."""
+
+    def offer_reading(self, ident: int) -> None:
+        """Reader thread, inside ``on_message``: let the thread ``ident`` read for a while
+        (only when :attr:`can_hand_reading`; by default nothing happens)."""
+
+    def read_here(self, done: Callable[[], bool], seconds: float, cancel: Optional[threading.Event] = None) -> bool:
+        """Caller thread: read and call ``on_message`` here until ``done()`` (True), or give up (False).
+
+        Only the thread the reading was offered to reads; by default nothing is read.
+        """
+        return False
+
+    def release_reading(self) -> None:
+        """Caller thread: give the reading back, if this thread holds it."""
 
     def relieve(self) -> None:
         """Start a new thread that reads on from where the reader is (only when :attr:`can_relieve`).

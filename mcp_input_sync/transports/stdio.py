@@ -25,14 +25,16 @@ import select
 import subprocess
 import sys
 import threading
+import time
 from collections import deque
 from functools import partial
 from typing import IO, Callable, Mapping, Optional, Sequence, cast
 
 from .. import reflect
-from .._protocol.limits import DEFAULT_LIMITS, SALVAGE_BYTES
+from .._protocol.limits import DEFAULT_LIMITS
 from .._runtime import RealBudget, start_thread
-from .base import ANSWER, OnClose, OnMessage, Outgoing, Oversized, Setup, Transport, TransportClosed
+from ._lines import Lines, skip_rest
+from .base import ANSWER, OnClose, OnMessage, Outgoing, Setup, Transport, TransportClosed
 
 log = logging.getLogger("mcp_input_sync")
 
@@ -47,6 +49,10 @@ STDERR_TAIL_LINE_CHARS = 1024
 _CUT = " [cut]"
 #: Real seconds the reader waits, once the server's stdout ends, for it to exit and its stderr to end.
 SETTLE_SECONDS = 1.0
+#: Reading handed to a caller (:meth:`StdioTransport.read_here`): how often the parked reader
+#: looks whether the caller still reads, and the longest wait of the caller in one poll.
+PARK_LOOK = 0.02
+POLL_SLICE = 0.05
 
 #: The variables of this process a server gets without ``inherit_env`` (the official SDKs' list), besides its ``env``.
 DEFAULT_ENV_VARS: tuple[str, ...] = (
@@ -154,6 +160,7 @@ class StdioTransport(Transport):
     holds_answers = True
     can_restart = True
     can_relieve = True
+    can_hand_reading = True
 
     def __init__(
         self,
@@ -182,7 +189,7 @@ class StdioTransport(Transport):
         self._ticket = 0
         self._read: Optional[Callable[[int], None]] = None
         #: The server's stdout cut into lines (None before the start).
-        self._lines: Optional[_Lines] = None
+        self._lines: Optional[Lines] = None
         self._stdin_fd: Optional[int] = None
         #: Real seconds one message may take to write before the server is given up on.
         self.write_timeout = 10.0
@@ -195,6 +202,16 @@ class StdioTransport(Transport):
         self._tail: deque[str] = deque()
         self._tail_chars = 0
         self._tail_lock = threading.Lock()
+        #: The reading handed to a caller (:meth:`offer_reading`): its thread's ident, 0 while
+        #: the reader thread reads; whether it is reading now, and how many times it began to.
+        self._holder = 0
+        self._holder_busy = False
+        self._holder_reads = 0
+        self._role_lock = threading.Lock()
+        #: Set when the reading comes back to a parked reader (or the transport closes).
+        self._resume = threading.Event()
+        self._poller: Optional["select.poll"] = None
+        self._on_message: Optional[OnMessage] = None
 
     @property
     def era_key(self) -> Optional[str]:
@@ -308,11 +325,16 @@ class StdioTransport(Transport):
         stderr = proc.stderr
         assert stdout is not None and stderr is not None
 
-        lines = self._lines = _Lines(cast(io.BufferedReader, stdout).raw.read, self.max_message, self._write_held)
+        lines = self._lines = Lines(cast(io.BufferedReader, stdout).raw.read, self.max_message, self._write_held)
+        self._holder = 0
+        self._resume = threading.Event()
+        poller = self._poller = select.poll()
+        poller.register(stdout.fileno(), select.POLLIN)
+        self._on_message = on_message
 
         def read_stdout(ticket: int) -> None:
             error: Optional[BaseException] = None
-            lines.reader = threading.get_ident()
+            me = lines.reader = threading.get_ident()
             try:
                 take = lines.take
                 while True:
@@ -322,6 +344,10 @@ class StdioTransport(Transport):
                     on_message(line)
                     if self._ticket != ticket:  # relieved while in on_message: a new reader reads on
                         return
+                    if self._holder:  # a caller reads now (offer_reading): wait until it is done
+                        if not self._park():
+                            break
+                        lines.reader = me
             except (OSError, ValueError) as exc:  # ValueError: read on a closed file
                 error = exc
             if self._ticket != ticket:
@@ -348,7 +374,7 @@ class StdioTransport(Transport):
                     if text:
                         self._keep_stderr(text)
                         log.info("%s", text)
-                    if cut and not _skip_rest(readline):
+                    if cut and not skip_rest(readline):
                         break
             except (OSError, ValueError):
                 pass
@@ -358,13 +384,129 @@ class StdioTransport(Transport):
         self._threads = [start_thread("reader", partial(read_stdout, self._ticket)), stderr_reader]
 
     def relieve(self) -> None:
-        """A new reader thread reads on; the busy one stops once its ``on_message`` returns."""
+        """A new reader thread reads on; the busy one stops once its ``on_message`` returns.
+
+        When a caller holds the reading (:meth:`read_here`), it goes back to the
+        parked reader thread instead, and the caller stops reading.
+        """
+        if self._holder:
+            with self._role_lock:
+                if self._holder:
+                    self._holder = 0
+                    self._resume.set()
+                    return
         read = self._read
         if read is None or self._closing or len(self._threads) != 2:
             return
         self._ticket += 1
         self._threads[0] = start_thread("reader", partial(read, self._ticket))
         self._write_held()  # what the busy reader held back must not wait for it
+
+    # ------------------------------------------------------------------ reading on the caller's thread
+
+    def offer_reading(self, ident: int) -> None:
+        """Reader thread, inside ``on_message``: the caller ``ident`` takes the reading over.
+
+        The client calls this as it wakes a caller that will most likely send
+        again and wait at once (a 2026-07-28 ``input_required`` round): that
+        caller then reads its next response itself (:meth:`read_here`)
+        instead of being woken for it by this thread, one thread switch less
+        a round. This thread waits (:meth:`_park`) once ``on_message``
+        returns, until the caller is done reading, or has not come back to
+        read for one look (``PARK_LOOK``), and then reads on.
+        """
+        lines = self._lines
+        me = threading.get_ident()
+        if self._holder or lines is None or lines.reader != me or ident == me or self._closing:
+            return  # only the reader thread itself hands the reading, to another thread
+        with self._role_lock:
+            if not self._holder:
+                self._holder = ident
+                self._holder_busy = False
+
+    def _park(self) -> bool:
+        """Reader thread: a caller reads now; wait until the reading comes back. False: closing."""
+        resume = self._resume
+        seen = -1
+        while True:
+            resume.wait(PARK_LOOK)
+            with self._role_lock:
+                if self._closing:
+                    return False
+                # back: given back, or the caller has not come to read since the last look
+                # (it runs a slow callback, or its call ended without a release)
+                if not self._holder or (not self._holder_busy and self._holder_reads == seen):
+                    self._holder = 0
+                    resume.clear()
+                    return True
+                seen = self._holder_reads
+
+    def read_here(self, done: Callable[[], bool], seconds: float, cancel: Optional[threading.Event] = None) -> bool:
+        """Caller thread: read and handle the server's messages here until ``done()``.
+
+        Only for the thread the reading was offered to (:meth:`offer_reading`);
+        any other returns False at once. Returns True once ``done()``, keeping
+        the reading for the caller's next request (:meth:`release_reading`
+        gives it back); False when ``seconds`` (real) pass, ``cancel`` is set,
+        the stream ends or fails, the transport closes, or a slow callback had
+        the reading handed back (:meth:`relieve`): the reading is then back
+        with the reader thread, and the caller waits as any other.
+        """
+        me = threading.get_ident()
+        if self._holder != me:
+            return False
+        lines, on_message, poller = self._lines, self._on_message, self._poller
+        assert lines is not None and on_message is not None and poller is not None
+        with self._role_lock:
+            if self._holder != me or self._closing:
+                return False
+            self._holder_busy = True
+            self._holder_reads += 1
+        lines.reader = me
+        kept = False
+        try:
+            # bounded twice: by the clock (a flood of other messages), and by the real
+            # seconds granted to the waits (a frozen clock in tests)
+            deadline = time.monotonic() + seconds
+            budget = RealBudget(seconds)
+            while not done():
+                line = lines.in_hand()
+                if line is None:
+                    self._write_held()
+                    wait = budget.take(POLL_SLICE)
+                    if wait <= 0 or time.monotonic() >= deadline or self._closing or (cancel is not None and cancel.is_set()):
+                        return False
+                    if not poller.poll(wait * 1000.0):
+                        continue
+                    data = lines.read(lines.read_size())
+                    if not data:  # the end: the reader thread reads it again and ends the connection
+                        return False
+                    lines.buf, lines.end = data, len(data)
+                    continue
+                # a Ctrl-C that lands inside on_message leaves that one message half handled;
+                # the client's deadlines end whatever it concerned
+                on_message(line)
+                if self._holder != me:  # a slow callback here had the reading handed back
+                    return False
+            kept = True
+            return True
+        except (OSError, ValueError):  # the stream failed or was closed: the reader thread sees it too
+            return False
+        finally:
+            with self._role_lock:
+                self._holder_busy = False
+                if not kept and self._holder == me:
+                    self._holder = 0
+                    self._resume.set()
+
+    def release_reading(self) -> None:
+        """Caller thread: its call has ended; the reading, if it holds it, goes back to the reader thread."""
+        me = threading.get_ident()
+        if self._holder == me:
+            with self._role_lock:
+                if self._holder == me and not self._holder_busy:
+                    self._holder = 0
+                    self._resume.set()
 
     def send_later(self, data: bytes) -> bool:
         """Hold ``data`` back to be written with the next write (or :meth:`flush`).
@@ -512,6 +654,7 @@ class StdioTransport(Transport):
 
     def _stop(self, budget: RealBudget) -> None:
         self._closing = True
+        self._resume.set()  # a reader parked for a caller ends
         proc = self.process
         if proc is not None:
             # a writer stuck on a full pipe holds the lock: then skip to terminate and kill
@@ -550,100 +693,3 @@ class StdioTransport(Transport):
                     stream.close()
                 except OSError:
                     pass
-
-
-class _Lines:
-    """The server's stdout cut into lines, for whichever thread reads it now.
-
-    The state lives here, not in a reader's locals, so a new reader
-    (:meth:`StdioTransport.relieve`) goes on from the very byte the old one
-    stopped at. One read takes whatever the pipe holds (up to 64 KiB), so a
-    burst of messages costs one system call, and the reader knows when more
-    is in hand (``pos < end``). A line longer than ``limit`` bytes (newline
-    excluded) is read and dropped, and handed on as an :class:`Oversized`
-    with its first bytes; memory stays bounded by the limit.
-    """
-
-    __slots__ = ("read", "limit", "before_wait", "buf", "pos", "end", "parts", "size", "head", "reader")
-
-    def __init__(self, read: Callable[[int], Optional[bytes]], limit: int, before_wait: Callable[[], None]) -> None:
-        self.read = read
-        self.limit = limit
-        #: Called before each read that may wait for the server.
-        self.before_wait = before_wait
-        self.buf = b""
-        self.pos = 0
-        self.end = 0
-        #: The start of a line that began in earlier reads, and its size so far.
-        self.parts: list[bytes] = []
-        self.size = 0
-        #: Dropping a line over the limit: its first bytes (None: not dropping).
-        self.head: Optional[bytes] = None
-        #: The ident of the thread that reads now.
-        self.reader = 0
-
-    def take(self) -> Optional[bytes]:
-        """The next message that is not blank, or None at the end of the stream."""
-        while True:
-            buf, pos = self.buf, self.pos
-            nl = buf.find(b"\n", pos)
-            if nl >= 0:
-                self.pos = nl + 1
-                if self.head is not None:  # the end of a line over the limit
-                    return self._dropped(self.size + nl + 1 - pos)
-                if self.parts:
-                    self.parts.append(buf[pos : nl + 1])
-                    line = b"".join(self.parts)
-                    self.parts = []
-                    self.size = 0
-                else:
-                    line = buf[pos : nl + 1]
-                if len(line) > self.limit + 1:
-                    return self._dropped(len(line), line)
-                if not line.isspace():  # no copy of a long line just to test it
-                    return line
-                continue
-            if pos < self.end:  # a line's start, without its end yet
-                self.size += self.end - pos
-                if self.head is None:
-                    self.parts.append(buf[pos:] if pos else buf)
-                    if self.size > self.limit + 1:  # over the limit: keep its first bytes, drop the rest
-                        self.head = b"".join(self.parts)[:SALVAGE_BYTES]
-                        self.parts = []
-            self.buf, self.pos, self.end = b"", 0, 0
-            self.before_wait()
-            data = self.read(65536 if self.size < 65536 else min(self.size, 1 << 20))
-            if not data:
-                return self._at_end()
-            self.buf, self.end = data, len(data)
-
-    def _dropped(self, size: int, line: bytes = b"") -> Oversized:
-        big = Oversized((self.head if self.head is not None else line)[:SALVAGE_BYTES])
-        big.size = size
-        self.head = None
-        self.size = 0
-        return big
-
-    def _at_end(self) -> Optional[bytes]:
-        """The stream ended: a last line without its newline is still a message."""
-        if self.head is not None:
-            return self._dropped(self.size)
-        if self.parts:
-            line = b"".join(self.parts)
-            self.parts = []
-            self.size = 0
-            if len(line) > self.limit:
-                return self._dropped(len(line), line)
-            if not line.isspace():
-                return line
-        return None
-
-
-def _skip_rest(readline: Callable[[int], bytes]) -> bool:
-    """Read and drop the rest of a line, 64 KiB at a time; False at the end of the stream."""
-    while True:
-        more = readline(65536)
-        if not more:
-            return False
-        if more[-1] == 0x0A:
-            return True

@@ -1,0 +1,123 @@
+"""The server's stdout cut into lines: the stdio transport's line reader.
+
+Kept apart from the transport's process and writing work; the state lives
+in one object so that whichever thread reads now (the reader, a relieved
+reader, a caller the reading was handed to) goes on from the very byte the
+last one stopped at.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+from .._protocol.limits import SALVAGE_BYTES
+from .base import Oversized
+
+
+class Lines:
+    """The server's stdout cut into lines, for whichever thread reads it now.
+
+    The state lives here, not in a reader's locals, so a new reader
+    (:meth:`StdioTransport.relieve`) goes on from the very byte the old one
+    stopped at. One read takes whatever the pipe holds (up to 64 KiB), so a
+    burst of messages costs one system call, and the reader knows when more
+    is in hand (``pos < end``). A line longer than ``limit`` bytes (newline
+    excluded) is read and dropped, and handed on as an :class:`Oversized`
+    with its first bytes; memory stays bounded by the limit.
+    """
+
+    __slots__ = ("read", "limit", "before_wait", "buf", "pos", "end", "parts", "size", "head", "reader")
+
+    def __init__(self, read: Callable[[int], Optional[bytes]], limit: int, before_wait: Callable[[], None]) -> None:
+        self.read = read
+        self.limit = limit
+        #: Called before each read that may wait for the server.
+        self.before_wait = before_wait
+        self.buf = b""
+        self.pos = 0
+        self.end = 0
+        #: The start of a line that began in earlier reads, and its size so far.
+        self.parts: list[bytes] = []
+        self.size = 0
+        #: Dropping a line over the limit: its first bytes (None: not dropping).
+        self.head: Optional[bytes] = None
+        #: The ident of the thread that reads now.
+        self.reader = 0
+
+    def take(self) -> Optional[bytes]:
+        """The next message that is not blank, or None at the end of the stream."""
+        while True:
+            line = self.in_hand()
+            if line is not None:
+                return line
+            self.before_wait()
+            data = self.read(self.read_size())
+            if not data:
+                return self._at_end()
+            self.buf, self.end = data, len(data)
+
+    def in_hand(self) -> Optional[bytes]:
+        """The next message that is not blank among the bytes read already; None when a read is needed."""
+        while True:
+            buf, pos = self.buf, self.pos
+            nl = buf.find(b"\n", pos)
+            if nl >= 0:
+                self.pos = nl + 1
+                if self.head is not None:  # the end of a line over the limit
+                    return self._dropped(self.size + nl + 1 - pos)
+                if self.parts:
+                    self.parts.append(buf[pos : nl + 1])
+                    line = b"".join(self.parts)
+                    self.parts = []
+                    self.size = 0
+                else:
+                    line = buf[pos : nl + 1]
+                if len(line) > self.limit + 1:
+                    return self._dropped(len(line), line)
+                if not line.isspace():  # no copy of a long line just to test it
+                    return line
+                continue
+            if pos < self.end:  # a line's start, without its end yet
+                self.size += self.end - pos
+                if self.head is None:
+                    self.parts.append(buf[pos:] if pos else buf)
+                    if self.size > self.limit + 1:  # over the limit: keep its first bytes, drop the rest
+                        self.head = b"".join(self.parts)[:SALVAGE_BYTES]
+                        self.parts = []
+            self.buf, self.pos, self.end = b"", 0, 0
+            return None
+
+    def read_size(self) -> int:
+        """How much the next read asks for: 64 KiB, more while a long line is being put together."""
+        return 65536 if self.size < 65536 else min(self.size, 1 << 20)
+
+    def _dropped(self, size: int, line: bytes = b"") -> Oversized:
+        big = Oversized((self.head if self.head is not None else line)[:SALVAGE_BYTES])
+        big.size = size
+        self.head = None
+        self.size = 0
+        return big
+
+    def _at_end(self) -> Optional[bytes]:
+        """The stream ended: a last line without its newline is still a message."""
+        if self.head is not None:
+            return self._dropped(self.size)
+        if self.parts:
+            line = b"".join(self.parts)
+            self.parts = []
+            self.size = 0
+            if len(line) > self.limit:
+                return self._dropped(len(line), line)
+            if not line.isspace():
+                return line
+        return None
+
+
+def skip_rest(readline: Callable[[int], bytes]) -> bool:
+    """Read and drop the rest of a line, 64 KiB at a time; False at the end of the stream."""
+    while True:
+        more = readline(65536)
+        if not more:
+            return False
+        if more[-1] == 0x0A:
+            return True

@@ -1,0 +1,185 @@
+"""A 2026-07-28 call over stdio reads its own rounds: the reader hands the reading to the caller.
+
+After an ``input_required`` answer to a retry, the caller will send again and
+wait at once, so the reader lets it read its next answer itself: one thread
+switch less a round. The reading must come back to the reader thread whenever
+the caller does not read: a slow callback, a cancelled call, a server that
+ends, a close (docs/threads-and-time.md#threads).
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+import mcp_input_sync as mis
+from mcp_input_sync.transports.stdio import StdioTransport
+
+WAIT = 10.0
+
+SERVER = r"""
+import json, sys
+out = sys.stdout
+def send(m):
+    out.write(json.dumps(m) + "\n"); out.flush()
+SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}}
+V = "2026-07-28"
+for line in sys.stdin:
+    msg = json.loads(line)
+    method, rid, params = msg.get("method"), msg.get("id"), msg.get("params") or {}
+    if method == "server/discover":
+        send({"jsonrpc": "2.0", "id": rid, "result": {"supportedVersions": [V], "capabilities": {"tools": {}},
+              "resultType": "complete", "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "rounds", "version": "1"}}}})
+    elif method == "tools/call":
+        name, args = params["name"], params.get("arguments") or {}
+        done = int(params.get("requestState") or 0) + (1 if params.get("inputResponses") else 0)
+        if name == "rounds" and done >= args["n"]:
+            send({"jsonrpc": "2.0", "id": rid, "result": {"resultType": "complete", "content": [{"type": "text", "text": str(done)}]}})
+            continue
+        if name == "stall" and done >= 2:
+            send({"jsonrpc": "2.0", "method": "notifications/stalled", "params": {}})
+            if args.get("die"):
+                sys.exit(3)
+            continue  # never answers this retry
+        send({"jsonrpc": "2.0", "id": rid, "result": {"resultType": "input_required", "requestState": str(done),
+              "inputRequests": {"q": {"method": "elicitation/create", "params": {"mode": "form", "message": f"round {done}", "requestedSchema": SCHEMA}}}}})
+        if name == "rounds" and args.get("note_after") == done:
+            send({"jsonrpc": "2.0", "method": "notifications/between", "params": {}})
+    elif rid is not None:
+        send({"jsonrpc": "2.0", "id": rid, "result": {"resultType": "complete"}})
+"""
+
+
+class Answers(mis.InputHandler):
+    """Accepts every form; records the thread of each notification."""
+
+    def __init__(self) -> None:
+        self.noted: dict[str, threading.Event] = {"notifications/between": threading.Event(), "notifications/stalled": threading.Event()}
+        self.wait_in_round = -1
+        self.read_meanwhile = False
+
+    def handle_elicitation(self, params: Any, ctx: mis.InputContext) -> Any:
+        if params["message"] == f"round {self.wait_in_round}":
+            # blocks until the server's next message was read: the caller does not read now
+            self.read_meanwhile = self.noted["notifications/between"].wait(WAIT)
+        return {"action": "accept", "content": {"answer": "a"}}
+
+    def handle_notification(self, method: str, params: Any, ctx: mis.InputContext) -> None:
+        if method in self.noted:
+            self.noted[method].set()
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Path:
+    script = tmp_path / "rounds_server.py"
+    script.write_text(SERVER)
+    return script
+
+
+def open_with(server: Path, handler: mis.InputHandler) -> tuple[mis.Client, StdioTransport]:
+    transport = StdioTransport([sys.executable, str(server)])
+    client = mis.Client(transport, handler=handler, protocol="modern", timeout=WAIT, max_rounds=100, input_rate_limit=(1000, 1000))
+    client.open()
+    return client, transport
+
+
+def open_client(server: Path, handler: mis.InputHandler) -> mis.Client:
+    return open_with(server, handler)[0]
+
+
+def reading_back(transport: StdioTransport) -> bool:
+    """Bounded: True once the reading is with the reader thread again."""
+    deadline = time.monotonic() + WAIT
+    while transport._holder and time.monotonic() < deadline:
+        threading.Event().wait(0.005)
+    return transport._holder == 0
+
+
+@pytest.fixture
+def no_leaks() -> Iterator[None]:
+    before = set(threading.enumerate())
+    yield
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline and [t for t in threading.enumerate() if t not in before and t.name.startswith("mcp-input-sync-")]:
+        threading.Event().wait(0.01)
+    assert not [t.name for t in threading.enumerate() if t not in before and t.name.startswith("mcp-input-sync-")]
+
+
+def test_the_rounds_after_the_first_retry_are_read_by_the_caller(server: Path, no_leaks: None) -> None:
+    client, transport = open_with(server, Answers())
+    with client:
+        assert client.call_tool("rounds", {"n": 40})["content"][0]["text"] == "40"
+        # the first answer and the one to the first retry come through the reader; the rest the caller read
+        assert transport._holder_reads >= 38
+        assert reading_back(transport)  # given back as the call ended
+        assert client.call_tool("rounds", {"n": 1})["content"][0]["text"] == "1"  # the reader reads again
+        assert client.call_tool("rounds", {"n": 5})["content"][0]["text"] == "5"
+
+
+def test_a_slow_callback_gets_the_reading_back_to_the_reader(server: Path, no_leaks: None) -> None:
+    handler = Answers()
+    handler.wait_in_round = 3
+    with open_client(server, handler) as client:
+        # the server sends a notification right behind round 3's question, which the caller
+        # holds the reading for; its callback waits for that notification: only a reader
+        # that took the reading back can read it
+        result = client.call_tool("rounds", {"n": 6, "note_after": 3})
+        assert result["content"][0]["text"] == "6"
+        assert handler.read_meanwhile
+
+
+def test_a_cancelled_call_gives_the_reading_back(server: Path, no_leaks: None) -> None:
+    handler = Answers()
+    client, transport = open_with(server, handler)
+    with client:
+        cancel = threading.Event()
+        stalled = handler.noted["notifications/stalled"]
+        # the server reports that it will not answer; the caller, reading itself, gets that too
+        threading.Thread(target=lambda: stalled.wait(WAIT) and cancel.set(), daemon=True).start()
+        with pytest.raises(mis.ClientError) as info:
+            client.call_tool("stall", {}, cancel=cancel)
+        assert info.value.kind == "cancelled"
+        assert reading_back(transport)
+        assert client.call_tool("rounds", {"n": 2})["content"][0]["text"] == "2"
+
+
+def test_a_server_that_ends_while_the_caller_reads_fails_the_call(server: Path, no_leaks: None) -> None:
+    with open_client(server, Answers()) as client:
+        with pytest.raises(mis.ClientError) as info:
+            client.call_tool("stall", {"die": True})
+        assert info.value.kind == "transport"
+        assert "3" in str(info.value)  # the exit status, read by the reader thread that ended the connection
+
+
+def test_close_while_the_caller_reads_ends_the_call_and_every_thread(server: Path, no_leaks: None) -> None:
+    handler = Answers()
+    client = open_client(server, handler)
+    box: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            client.call_tool("stall", {})
+        except mis.ClientError as exc:
+            box.append(exc)
+
+    caller = threading.Thread(target=call)
+    caller.start()
+    try:
+        assert handler.noted["notifications/stalled"].wait(WAIT)
+    finally:
+        client.close(timeout=5.0)
+        caller.join(WAIT)
+    assert not caller.is_alive()
+    assert isinstance(box[0], mis.ClientError) and box[0].kind == "closed"
+
+
+def test_only_the_thread_offered_the_reading_reads() -> None:
+    transport = StdioTransport([sys.executable, "-c", "pass"])
+    assert transport.read_here(lambda: False, 0.0) is False  # nothing was offered
+    transport.release_reading()  # nothing held: nothing happens
+    assert transport._holder == 0

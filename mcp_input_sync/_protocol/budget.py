@@ -16,21 +16,24 @@ def over_budget(rate: float, burst: int) -> str:
 class TokenBucket:
     """``rate`` tokens per second, at most ``burst`` saved; ``rate=inf`` never refuses."""
 
-    __slots__ = ("rate", "burst", "tokens", "stamp")
+    __slots__ = ("rate", "burst", "tokens", "stamp", "_endless", "_full")
 
     def __init__(self, rate: float, burst: int, now: float) -> None:
         self.rate = rate
         self.burst = burst
         self.tokens = float(burst)
         self.stamp = now
+        # worked out once: take() runs for every log line of a flood
+        self._endless = math.isinf(rate)
+        self._full = float(burst)
 
     def take(self, n: int, now: float) -> bool:
         """Take ``n`` tokens, all or none. True when there were enough."""
-        if math.isinf(self.rate):
+        if self._endless:
             return True
         elapsed = now - self.stamp
         if elapsed > 0:
-            self.tokens = min(float(self.burst), self.tokens + elapsed * self.rate)
+            self.tokens = min(self._full, self.tokens + elapsed * self.rate)
             self.stamp = now
         elif elapsed < 0:  # the clock went backwards (a test left a freeze): start afresh
             self.stamp = now

@@ -123,7 +123,7 @@ def test_a_person_answers_in_chromium(site: tuple[str, PendingInputBroker], brow
         (pending,) = wait_pending(broker, "alice")
         browser.get(f"{base}/login/alice")
         browser.find_element(By.PARTIAL_LINK_TEXT, "Tell us <who> you are").click()
-        assert browser.title == "Information requested"
+        WebDriverWait(browser, 10).until(lambda d: d.title == "Information requested")
         assert "Tell us <who> you are" in browser.find_element(By.CLASS_NAME, "mis-message").text
         assert field(browser, "pin").get_attribute("type") == "password"
         assert field(browser, "name").get_attribute("value") == "Ada"  # the default
@@ -193,7 +193,8 @@ def test_a_person_logs_in_to_a_protected_server_in_chromium(
     browser.get(f"{base}/mcp-login/notes/login?next=/inputs/")  # a page with a button: a GET starts nothing
     assert browser.title == "Log in to notes" and peer.counts["authorize"] == 0
     browser.find_element(By.CSS_SELECTOR, 'button[type="submit"]').click()  # app -> authorization server -> app's callback -> next
-    assert browser.current_url == f"{base}/inputs/"
+    # click() may return before the chain of redirects across two origins has ended: wait for its end (bounded)
+    WebDriverWait(browser, 10).until(lambda d: d.current_url == f"{base}/inputs/")
     assert logins.status("alice") == {"notes": True} and logins.status("bob") == {"notes": False}
     registered = next(iter(peer.clients.values()))
     assert registered["redirect_uris"] == [f"{base}/mcp-login/callback"] and registered["application_type"] == "web"

@@ -140,7 +140,11 @@ def test_a_cancelled_call_gives_the_reading_back(server: Path, no_leaks: None) -
         cancel = threading.Event()
         stalled = handler.noted["notifications/stalled"]
         # the server reports that it will not answer; the caller, reading itself, gets that too
-        threading.Thread(target=lambda: stalled.wait(WAIT) and cancel.set(), daemon=True).start()
+        def cancel_when_stalled() -> None:
+            if stalled.wait(WAIT):
+                cancel.set()
+
+        threading.Thread(target=cancel_when_stalled, daemon=True).start()
         with pytest.raises(mis.ClientError) as info:
             client.call_tool("stall", {}, cancel=cancel)
         assert info.value.kind == "cancelled"
@@ -183,3 +187,74 @@ def test_only_the_thread_offered_the_reading_reads() -> None:
     assert transport.read_here(lambda: False, 0.0) is False  # nothing was offered
     transport.release_reading()  # nothing held: nothing happens
     assert transport._holder == 0
+
+
+def test_rounds_of_two_threads_at_once_each_get_their_own_answers(server: Path, no_leaks: None) -> None:
+    with open_client(server, Answers()) as client:
+        results: dict[int, str] = {}
+
+        def rounds(n: int) -> None:
+            results[n] = client.call_tool("rounds", {"n": n})["content"][0]["text"]
+
+        threads = [threading.Thread(target=rounds, args=(n,)) for n in (25, 30, 35)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(WAIT)
+        assert results == {25: "25", 30: "30", 35: "35"}
+
+
+class Interrupting:
+    """Stands in for a part the caller uses while it reads: raises KeyboardInterrupt (as Ctrl-C would) once."""
+
+    def __init__(self, when: Any) -> None:
+        self.when = when
+        self.fired = False
+
+    def hit(self, *args: Any) -> bool:
+        if not self.fired and self.when(*args):
+            self.fired = True
+            return True
+        return False
+
+
+def test_ctrl_c_while_the_caller_waits_for_the_server_leaves_the_connection_whole(server: Path, no_leaks: None) -> None:
+    client, transport = open_with(server, Answers())
+    with client:
+        poller = transport._poller
+        stand_in = Interrupting(lambda *args: True)
+
+        class Poll:
+            def poll(self, timeout: float) -> Any:
+                if stand_in.hit():
+                    raise KeyboardInterrupt
+                return poller.poll(timeout)  # type: ignore[union-attr]
+
+        transport._poller = Poll()  # type: ignore[assignment]
+        with pytest.raises(KeyboardInterrupt):
+            client.call_tool("rounds", {"n": 4})
+        assert stand_in.fired and reading_back(transport)
+        assert client.call_tool("rounds", {"n": 4})["content"][0]["text"] == "4"  # nothing was cut
+
+
+def test_ctrl_c_while_the_caller_handles_a_message_ends_the_connection(server: Path, no_leaks: None) -> None:
+    client, transport = open_with(server, Answers())
+    with client:
+        on_message = transport._on_message
+        assert on_message is not None
+        stand_in = Interrupting(lambda line: b"round 3" in line)
+
+        def handle(line: bytes, stream: Any = None) -> None:
+            if stand_in.hit(line):
+                raise KeyboardInterrupt  # as if in the middle of it: the message may be half handled
+            on_message(line)
+
+        transport._on_message = handle
+        with pytest.raises(KeyboardInterrupt):
+            client.call_tool("rounds", {"n": 6})
+        assert stand_in.fired
+        # never read on from the middle of a message: the connection ended, and says why
+        with pytest.raises(mis.ClientError) as info:
+            client.call_tool("rounds", {"n": 1})
+        assert info.value.kind in ("transport", "closed")
+        assert "interrupted (Ctrl-C)" in str(info.value), str(info.value)

@@ -205,12 +205,16 @@ class StdioTransport(Transport):
         #: The reading handed to a caller (:meth:`offer_reading`): its thread's ident, 0 while
         #: the reader thread reads; whether it is reading now, and how many times it began to.
         self._holder = 0
-        self._holder_busy = False
+        #: The ident of the thread inside read_here (0: none), and how many times one began to read.
+        self._busy = 0
         self._holder_reads = 0
+        #: Why the connection was ended from a caller's thread (a Ctrl-C cut a message), or None.
+        self._cut_why: Optional[str] = None
         self._role_lock = threading.Lock()
         #: Set when the reading comes back to a parked reader (or the transport closes).
         self._resume = threading.Event()
         self._poller: Optional["select.poll"] = None
+        self._park_poller: Optional["select.poll"] = None
         self._on_message: Optional[OnMessage] = None
 
     @property
@@ -327,9 +331,13 @@ class StdioTransport(Transport):
 
         lines = self._lines = Lines(cast(io.BufferedReader, stdout).raw.read, self.max_message, self._write_held)
         self._holder = 0
+        self._busy = 0
+        self._cut_why = None
         self._resume = threading.Event()
-        poller = self._poller = select.poll()
-        poller.register(stdout.fileno(), select.POLLIN)
+        # one poll object per side: one may not be polled from two threads at once
+        self._poller, self._park_poller = select.poll(), select.poll()
+        self._poller.register(stdout.fileno(), select.POLLIN)
+        self._park_poller.register(stdout.fileno(), select.POLLIN)
         self._on_message = on_message
 
         def read_stdout(ticket: int) -> None:
@@ -350,6 +358,8 @@ class StdioTransport(Transport):
                         lines.reader = me
             except (OSError, ValueError) as exc:  # ValueError: read on a closed file
                 error = exc
+            if self._cut_why is not None and error is None:
+                error = TransportClosed(self._cut_why)
             if self._ticket != ticket:
                 return
             if not self._closing and generation == self._generation:
@@ -412,8 +422,9 @@ class StdioTransport(Transport):
         caller then reads its next response itself (:meth:`read_here`)
         instead of being woken for it by this thread, one thread switch less
         a round. This thread waits (:meth:`_park`) once ``on_message``
-        returns, until the caller is done reading, or has not come back to
-        read for one look (``PARK_LOOK``), and then reads on.
+        returns, and reads on when the reading is given back, or as soon as
+        the server writes while the caller is not reading (it runs a
+        callback, or its call ended).
         """
         lines = self._lines
         me = threading.get_ident()
@@ -422,24 +433,50 @@ class StdioTransport(Transport):
         with self._role_lock:
             if not self._holder:
                 self._holder = ident
-                self._holder_busy = False
+                self._resume.clear()  # a give-back before this offer must not end the next park
 
     def _park(self) -> bool:
-        """Reader thread: a caller reads now; wait until the reading comes back. False: closing."""
-        resume = self._resume
+        """Reader thread: a caller holds the reading; wait until it comes back. False: closing.
+
+        While the caller reads, this thread waits on ``_resume``, in looks of
+        ``PARK_LOOK``. While it does not, this thread waits for the server
+        instead, and takes the reading back as soon as anything arrives (an
+        answer to another thread, a notification, the end), so nothing the
+        server sends waits for the caller's callback. A caller that has not
+        come back to read between two looks loses the reading too.
+        """
+        resume, poller, lines = self._resume, self._park_poller, self._lines
+        assert poller is not None and lines is not None
         seen = -1
         while True:
-            resume.wait(PARK_LOOK)
             with self._role_lock:
                 if self._closing:
                     return False
-                # back: given back, or the caller has not come to read since the last look
-                # (it runs a slow callback, or its call ended without a release)
-                if not self._holder or (not self._holder_busy and self._holder_reads == seen):
-                    self._holder = 0
-                    resume.clear()
-                    return True
+                busy = self._busy
+                if not self._holder or (not busy and (self._holder_reads == seen or lines.pos < lines.end)):
+                    return self._take_back_locked()
                 seen = self._holder_reads
+            if busy:
+                resume.wait(PARK_LOOK)
+            elif poller.poll(PARK_LOOK * 1000.0):  # the server wrote while the caller does not read
+                with self._role_lock:
+                    if self._closing:
+                        return False
+                    if not self._busy:
+                        return self._take_back_locked()
+                resume.wait(PARK_LOOK)  # the caller came back and reads it
+
+    def _about_to_read(self) -> None:
+        me = threading.get_ident()
+        if self._holder == me:
+            with self._role_lock:
+                if self._holder == me:
+                    self._busy = me
+
+    def _take_back_locked(self) -> bool:
+        self._holder = 0
+        self._resume.clear()
+        return True
 
     def read_here(self, done: Callable[[], bool], seconds: float, cancel: Optional[threading.Event] = None) -> bool:
         """Caller thread: read and handle the server's messages here until ``done()``.
@@ -448,9 +485,15 @@ class StdioTransport(Transport):
         any other returns False at once. Returns True once ``done()``, keeping
         the reading for the caller's next request (:meth:`release_reading`
         gives it back); False when ``seconds`` (real) pass, ``cancel`` is set,
-        the stream ends or fails, the transport closes, or a slow callback had
-        the reading handed back (:meth:`relieve`): the reading is then back
-        with the reader thread, and the caller waits as any other.
+        the stream ends or fails, the transport closes, or the reading was
+        taken back (:meth:`relieve`): the reading is then with the reader
+        thread, and the caller waits as any other.
+
+        A ``KeyboardInterrupt`` (Ctrl-C on the main thread) while a message is
+        being read or handled here may have cut it in two: the connection is
+        then ended (the server is stopped, and every call fails), never left
+        to read on from the middle of a message. One during the wait for the
+        server is harmless and only passes through.
         """
         me = threading.get_ident()
         if self._holder != me:
@@ -460,51 +503,71 @@ class StdioTransport(Transport):
         with self._role_lock:
             if self._holder != me or self._closing:
                 return False
-            self._holder_busy = True
+            self._busy = me
             self._holder_reads += 1
         lines.reader = me
         kept = False
+        cutting = False  # True while a message is read or handled: a Ctrl-C then may cut it
         try:
             # bounded twice: by the clock (a flood of other messages), and by the real
             # seconds granted to the waits (a frozen clock in tests)
             deadline = time.monotonic() + seconds
             budget = RealBudget(seconds)
             while not done():
+                if self._holder != me:  # taken back (relieve)
+                    return False
+                cutting = True
                 line = lines.in_hand()
                 if line is None:
+                    cutting = False
                     self._write_held()
                     wait = budget.take(POLL_SLICE)
                     if wait <= 0 or time.monotonic() >= deadline or self._closing or (cancel is not None and cancel.is_set()):
                         return False
                     if not poller.poll(wait * 1000.0):
                         continue
+                    cutting = True
                     data = lines.read(lines.read_size())
                     if not data:  # the end: the reader thread reads it again and ends the connection
                         return False
                     lines.buf, lines.end = data, len(data)
+                    cutting = False
                     continue
-                # a Ctrl-C that lands inside on_message leaves that one message half handled;
-                # the client's deadlines end whatever it concerned
                 on_message(line)
-                if self._holder != me:  # a slow callback here had the reading handed back
-                    return False
+                cutting = False
             kept = True
             return True
         except (OSError, ValueError):  # the stream failed or was closed: the reader thread sees it too
             return False
+        except KeyboardInterrupt:
+            if cutting:
+                self._cut("interrupted (Ctrl-C) while a message of the server was read")
+            raise
         finally:
             with self._role_lock:
-                self._holder_busy = False
+                if self._busy == me:
+                    self._busy = 0
                 if not kept and self._holder == me:
                     self._holder = 0
                     self._resume.set()
+
+    def _cut(self, why: str) -> None:
+        """A message may have been cut in two: end the connection; the reader tells the client ``why``."""
+        self._cut_why = why
+        proc = self.process
+        if proc is not None:
+            try:
+                proc.kill()
+            except OSError:
+                pass
 
     def release_reading(self) -> None:
         """Caller thread: its call has ended; the reading, if it holds it, goes back to the reader thread."""
         me = threading.get_ident()
         if self._holder == me:
             with self._role_lock:
-                if self._holder == me and not self._holder_busy:
+                if self._holder == me:
+                    self._busy = 0
                     self._holder = 0
                     self._resume.set()
 
@@ -573,7 +636,13 @@ class StdioTransport(Transport):
         at the latest before the reader waits for the server again: a burst
         of requests is answered in one write, as the raw client's would be
         if it read them all before answering.
+
+        A request written by the thread that holds the reading
+        (:meth:`offer_reading`) marks it as about to read its answer, before
+        the server can have answered: the parked reader leaves that answer to it.
         """
+        if self._holder and info.request_id is not None:
+            self._about_to_read()
         lines = self._lines
         if info is ANSWER and lines is not None and lines.pos < lines.end and lines.reader == threading.get_ident():
             if self._stdin_fd is None or self._closing:

@@ -462,12 +462,7 @@ class StdioTransport(Transport):
     def _cut(self, why: str) -> None:
         """A message may have been cut in two: end the connection; the reader tells the client ``why``."""
         self._cut_why = why
-        proc = self.process
-        if proc is not None:
-            try:
-                proc.kill()
-            except OSError:
-                pass
+        self._kill()
 
     def release_reading(self) -> None:
         """Caller thread: its call has ended; the reading, if it holds it, goes back to the reader thread."""
@@ -574,8 +569,8 @@ class StdioTransport(Transport):
         ``ClientError(kind="transport")``).
         """
         fd = self._stdin_fd
-        if fd is None or self._closing:
-            raise TransportClosed("stdio transport is closed")
+        if fd is None or self._closing or self._cut_why is not None:
+            raise TransportClosed(self._cut_why or "stdio transport is closed")
         lock = self._write_lock
         if not lock.acquire(False) and not lock.acquire(True, self.write_timeout):  # cheap when free
             raise TransportClosed("the server has not read its stdin for too long")
@@ -615,13 +610,17 @@ class StdioTransport(Transport):
 
     def _give_up(self, why: str) -> None:
         log.warning("mcp_input_sync: %s; killing %s", why, self.command[0])
+        self._kill()
+        raise TransportClosed(why)
+
+    def _kill(self) -> None:
+        """SIGKILL the server (its stdout then ends, and the reader ends the connection)."""
         proc = self.process
         if proc is not None:
             try:
                 proc.kill()
             except OSError:
                 pass
-        raise TransportClosed(why)
 
     def close(self, timeout: float) -> None:
         """Close stdin, wait, terminate, wait, kill: bounded by ``timeout`` real seconds."""

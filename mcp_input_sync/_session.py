@@ -155,6 +155,8 @@ class Session:
         self._is_live = is_live
         self._on_broken = on_broken
         self._ids = itertools.count(1)
+        #: Why the connection broke, once it did (later calls say it); None while it holds, or after close().
+        self.ended_why: Optional[str] = None
         self._offer = port.offer_reading
         self._read_here = port.read_here
         self._release = port.release_reading
@@ -251,7 +253,7 @@ class Session:
             call.progress_token = token = f"mis-{request_id}"
             params = jsonrpc.with_meta(params, {"progressToken": token})
         if not self.calls.add(call):
-            raise ClientError("closed", "the client is closed")
+            raise self.closed_error()
         info = Outgoing(method, request_id, version, routed_name(method, params), header_args)
         try:
             self.send(jsonrpc.request(request_id, method, params), info)
@@ -486,8 +488,14 @@ class Session:
         status, tail = self.port.last_words()
         log.warning("mcp_input_sync: %s (server %s)%s", why, self.server_id, last_words(status, ""))
         why += last_words(status, tail)
+        self.ended_why = why
         self.fail_all("transport", lambda method: f"{method} failed: {why}", None if status is None else {"exit_status": status})
         self._on_broken()
+
+    def closed_error(self) -> ClientError:
+        """``ClientError(kind="closed")``, saying why when the connection broke (not a close())."""
+        why = self.ended_why
+        return ClientError("closed", "the client is closed" if why is None else f"the client is closed: {why}")
 
 
 def collect_pages(fetch: Callable[[str, Optional[JsonDict]], JsonDict], method: str, key: str, max_bytes: int) -> list[JsonDict]:

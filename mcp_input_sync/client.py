@@ -229,10 +229,10 @@ class Client(CallsAPI, SurfaceAPI):
         elif state is ClientState.CONNECTING:  # the handshake is under way on another thread
             self._wait_ready()
         else:
-            raise ClientError("closed", "the client is closed")
+            raise self._session.closed_error()
         engine = self._engine
         if engine is None:
-            raise ClientError("closed", "the client is closed")
+            raise self._session.closed_error()
         return engine
 
     @property

@@ -149,9 +149,13 @@ def test_fault_server_killed_mid_call_raises_transport_within_2s() -> None:
         assert client.state is mis.ClientState.CLOSED
         with pytest.raises(mis.ClientError) as later:
             client.call_tool("echo", {"text": "x"})
-        assert later.value.kind == "closed"
+        # a later call says why the client closed, not only that it did
+        assert later.value.kind == "closed" and "killed by signal 9" in later.value.message, later.value
     finally:
         client.close()
+    with pytest.raises(mis.ClientError) as after_close:
+        client.call_tool("echo", {"text": "x"})
+    assert later.value.message.startswith("the client is closed: ") and after_close.value.kind == "closed"
 
 
 def test_fault_server_closing_stdout_but_staying_alive_fails_the_call_and_is_killed_at_close() -> None:

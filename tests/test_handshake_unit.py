@@ -102,7 +102,7 @@ def handshake_over(
     server: ScriptedServer, cache: Optional[EraCache] = None, level: Callable[[], Optional[str]] = lambda: None, **options: Any
 ) -> tuple[Handshake, Configured]:
     """A started session over ``server`` and a handshake on it (nothing else of a client)."""
-    opts = Options.parse({"timeout": 5.0, "discover_timeout": 0.05, **options})
+    opts = Options.parse({"timeout": 2.0, "discover_timeout": 0.05, **options})  # a silent server costs the whole timeout
     port = Port(server)
     session = Session(
         port, stats=Stats(), server_id="scripted", default_assigns={}, depth_limit=64,

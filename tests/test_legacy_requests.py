@@ -294,6 +294,7 @@ def test_a_server_cancel_sets_the_token_and_no_answer_is_sent(peer: Peer) -> Non
             if ctx.wait_cancelled(WAIT):
                 saw_cancel.set()
             returned.set()
+            cancel_call.set()  # the fake goes on waiting for the elicitation: end the call, not its timeout
             return {"action": "accept", "content": {"name": "too late"}}
 
     client = peer.client(Waiting())

@@ -6,7 +6,7 @@ import functools
 from collections.abc import Mapping
 from typing import Any, Optional
 
-from ._common import JsonDict, Sampler, log, refuse
+from ._common import JsonDict, Sampler, knobs, log, refuse
 
 __all__ = ["AnthropicSampler", "anthropic_request", "anthropic_result"]
 
@@ -73,23 +73,15 @@ def anthropic_request(model: str, params: Mapping[str, Any]) -> JsonDict:
     system = params.get("systemPrompt")
     if isinstance(system, str) and system:
         request["system"] = system
-    temperature = params.get("temperature")
-    if isinstance(temperature, (int, float)) and not isinstance(temperature, bool):
-        request["temperature"] = temperature
-    stops = params.get("stopSequences")
-    if isinstance(stops, list) and stops:
-        request["stop_sequences"] = [str(s) for s in stops]
-    tools = params.get("tools")
-    if isinstance(tools, list) and tools:
-        request["tools"] = [
-            {"name": t["name"], "description": t.get("description") or "", "input_schema": t.get("inputSchema") or {"type": "object"}}
-            for t in tools
-            if isinstance(t, Mapping) and isinstance(t.get("name"), str)
-        ]
-        choice = params.get("toolChoice")
-        mode = choice.get("mode") if isinstance(choice, Mapping) else None
-        if mode in ("auto", "required", "none"):
-            request["tool_choice"] = {"type": {"auto": "auto", "required": "any", "none": "none"}[mode]}
+    asked = knobs(params)
+    if asked.temperature is not None:
+        request["temperature"] = asked.temperature
+    if asked.stops is not None:
+        request["stop_sequences"] = asked.stops
+    if asked.tools is not None:
+        request["tools"] = [{"name": name, "description": text, "input_schema": schema} for name, text, schema in asked.tools]
+    if asked.tool_choice is not None:
+        request["tool_choice"] = {"type": {"auto": "auto", "required": "any", "none": "none"}[asked.tool_choice]}
     return request
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, NamedTuple, Optional, Union
 
 from ..errors import InputRefused
 from ..handler import InputContext
@@ -113,6 +113,48 @@ def choose_model(params: Mapping[str, Any], default: str, allowed: Mapping[str, 
         if best_score is None or score > best_score:
             best, best_score = candidate, score
     return best
+
+
+class Knobs(NamedTuple):
+    """What a sampling request asks of the model beyond its messages, read by one rule for both providers.
+
+    ``temperature`` (a number, never a bool) and ``stops`` (as text) are None
+    when not asked for; ``tools`` (None without a list of tools) holds the
+    listed tools that have a name, each as (name, description, input
+    schema); ``tool_choice`` the mode ``auto``, ``required`` or ``none``,
+    if tools were listed and one of them was asked for.
+    """
+
+    temperature: Optional[float]
+    stops: Optional[list[str]]
+    tools: Optional[list[tuple[str, str, Any]]]
+    tool_choice: Optional[str]
+
+
+def knobs(params: Mapping[str, Any]) -> Knobs:
+    """The :class:`Knobs` of a ``CreateMessageRequest``'s params (checked and clamped by the library)."""
+    temperature = params.get("temperature")
+    if not isinstance(temperature, (int, float)) or isinstance(temperature, bool):
+        temperature = None
+    stops = params.get("stopSequences")
+    listed = params.get("tools")
+    tools = (
+        [
+            (t["name"], t.get("description") or "", t.get("inputSchema") or {"type": "object"})
+            for t in listed
+            if isinstance(t, Mapping) and isinstance(t.get("name"), str)
+        ]
+        if isinstance(listed, list) and listed
+        else None
+    )
+    choice = params.get("toolChoice")
+    mode = choice.get("mode") if isinstance(choice, Mapping) else None
+    return Knobs(
+        temperature,
+        [str(s) for s in stops] if isinstance(stops, list) and stops else None,
+        tools,
+        mode if tools is not None and mode in ("auto", "required", "none") else None,
+    )
 
 
 def refuse(message: str, code: int = INTERNAL) -> InputRefused:

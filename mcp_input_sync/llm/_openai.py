@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Optional, Union
 
-from ._common import Approve, JsonDict, ModelInfo, Review, Sampler, refuse
+from ._common import Approve, JsonDict, ModelInfo, Review, Sampler, knobs, refuse
 
 __all__ = ["OpenAISampler", "openai_request", "openai_result"]
 
@@ -92,23 +92,17 @@ def _messages(params: Mapping[str, Any]) -> list[JsonDict]:
 def openai_request(model: str, params: Mapping[str, Any], max_tokens_field: str = "max_completion_tokens") -> JsonDict:
     """The chat completions request for a ``CreateMessageRequest``'s params (checked and clamped by the library)."""
     request: JsonDict = {"model": model, "messages": _messages(params), max_tokens_field: params.get("maxTokens")}
-    temperature = params.get("temperature")
-    if isinstance(temperature, (int, float)) and not isinstance(temperature, bool):
-        request["temperature"] = temperature
-    stops = params.get("stopSequences")
-    if isinstance(stops, list) and stops:
-        request["stop"] = [str(s) for s in stops]
-    tools = params.get("tools")
-    if isinstance(tools, list) and tools:
+    asked = knobs(params)
+    if asked.temperature is not None:
+        request["temperature"] = asked.temperature
+    if asked.stops is not None:
+        request["stop"] = asked.stops
+    if asked.tools is not None:
         request["tools"] = [
-            {"type": "function", "function": {"name": t["name"], "description": t.get("description") or "", "parameters": t.get("inputSchema") or {"type": "object"}}}
-            for t in tools
-            if isinstance(t, Mapping) and isinstance(t.get("name"), str)
+            {"type": "function", "function": {"name": name, "description": text, "parameters": schema}} for name, text, schema in asked.tools
         ]
-        choice = params.get("toolChoice")
-        mode = choice.get("mode") if isinstance(choice, Mapping) else None
-        if mode in ("auto", "required", "none"):
-            request["tool_choice"] = mode
+    if asked.tool_choice is not None:
+        request["tool_choice"] = asked.tool_choice
     return request
 
 

@@ -348,7 +348,11 @@ class Handshake:
         if decision.era == eras.MODERN:
             return self._modern(decision.version, decision.discover)
         if forced:
-            raise ClientError("protocol", "the server does not speak the 2026-07-28 era", data=response.get("error"))
+            raise ClientError(
+                "protocol",
+                f'the server does not speak the 2026-07-28 era (protocol={self.options.protocol!r} asks for it; protocol="auto" takes the era the server speaks)',
+                data=response.get("error"),
+            )
         return self._initialize(decision.version, forced=None, switch=True)
 
     def _modern(self, version: str, discover: Optional[JsonDict]) -> Negotiated:

@@ -333,3 +333,10 @@ def test_a_stamp_is_read_only_and_a_version_switch_makes_a_new_one() -> None:
     assert switched.capabilities is stamp.capabilities and switched.level is stamp.level
     assert stamp({"a": 1})["_meta"][META_LOG_LEVEL] == "info"  # the level is read at each request
     assert META_LOG_LEVEL not in switched(None)["_meta"]
+
+
+def test_a_forced_2026_era_refused_by_the_server_names_the_option_to_change() -> None:
+    handshake, _ = handshake_over(ScriptedServer({"server/discover": NOT_FOUND}), protocol="modern")
+    with pytest.raises(ClientError) as info:
+        handshake.negotiate()
+    assert info.value.kind == "protocol" and "protocol='modern'" in info.value.message and 'protocol="auto"' in info.value.message

@@ -7,7 +7,8 @@ gets what it needs when it is built; no part sets another's fields.
    era, the call table, the notification pump and router, the session.
 2. :func:`start_runtime` (``open``): the watchdog, the handler pool and the
    pump's thread, the input desk, and the legacy engine, which hears the
-   server until the handshake decides.
+   server until the handshake decides; last, the transport is configured
+   (its ``Setup``, with the desk's deadline sweep), before it starts.
 3. :func:`connect` (``open``, the transport running): the handshake returns
    what it negotiated before anything more is sent; then the engine of that
    era is built (or, legacy, started, with a 2026-07-28 engine beside it over
@@ -79,7 +80,6 @@ def build_core(
         port, stats=stats, server_id=server_id, default_assigns=opts.assigns, depth_limit=opts.limits["json_depth"],
         route=router.route, is_live=is_live, on_broken=on_broken, calls=calls, drain=pump.drain,
     )
-    port.configure(server_id, opts.limits, session.on_lost)
     return Core(stats, era, pump, router, session)
 
 
@@ -103,6 +103,8 @@ def start_runtime(core: Core, port: Port, opts: Options, name: str, server_id: s
         legacy = LegacyEngine(
             session=core.session, desk=desk, port=port, options=opts, router=core.router, pool=pool, watchdog=watchdog
         )
+        # told before start: HTTP aborts a request it posts on the caller's thread through the desk's sweep
+        port.configure(server_id, opts.limits, core.session.on_lost, desk.sweep.track)
     except BaseException:
         watchdog.stop(RealBudget(1.0))
         raise

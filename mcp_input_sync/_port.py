@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable, Mapping, Optional
 
-from .transports.base import ANSWER, OnClose, OnLost, OnMessage, Outgoing, Setup, Transport, TransportClosed
+from .transports.base import ANSWER, OnClose, OnLost, OnMessage, Outgoing, Setup, Track, Transport, TransportClosed
 
 __all__ = ["Port", "TransportClosed"]
 
@@ -40,6 +40,7 @@ class Port:
         "offer_reading",
         "read_here",
         "release_reading",
+        "needs_deadlines",
     )
 
     def __init__(self, transport: Transport) -> None:
@@ -57,6 +58,8 @@ class Port:
         self.mirrors_tool_headers = transport.mirrors_tool_headers
         #: stdio: the server can be started afresh (:meth:`restart`).
         self.can_restart = transport.can_restart
+        #: HTTP: each request goes with its deadline (``Outgoing.deadline``).
+        self.needs_deadlines = transport.needs_deadlines
         holds = transport.holds_answers
         #: stdio: hold an answer back to write it with the next one (None: not offered).
         self.send_later: Optional[Callable[[bytes], bool]] = transport.send_later if holds else None
@@ -74,9 +77,9 @@ class Port:
         #: stdio: give the reading back after the call (a no-op when not held).
         self.release_reading: Optional[Callable[[], None]] = transport.release_reading if hands else None
 
-    def configure(self, server_id: str, limits: Mapping[str, int], on_lost: OnLost) -> None:
-        """Tell the transport the client's ``server_id``, its ``limits`` and whom to tell of lost requests."""
-        self.transport.configure(Setup(server_id, limits, on_lost))
+    def configure(self, server_id: str, limits: Mapping[str, int], on_lost: OnLost, track: Optional[Track] = None) -> None:
+        """Tell the transport the client's ``server_id``, its ``limits``, whom to tell of lost requests and its deadline sweep."""
+        self.transport.configure(Setup(server_id, limits, on_lost, track))
 
     def start(self, on_message: OnMessage, on_close: OnClose) -> None:
         self.transport.start(on_message, on_close)

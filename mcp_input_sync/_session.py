@@ -158,6 +158,8 @@ class Session:
         #: Why the connection broke, once it did (later calls say it); None while it holds, or after close().
         self.ended_why: Optional[str] = None
         self._offer = port.offer_reading
+        #: HTTP: each request tells the transport its deadline (Outgoing.deadline).
+        self._deadlines = port.needs_deadlines
         self._read_here = port.read_here
         self._release = port.release_reading
         #: The requests in flight.
@@ -227,6 +229,7 @@ class Session:
         stamp: Optional[Stamp] = None,
         header_args: HeaderArgs = (),
         again: bool = False,
+        waits: bool = False,
     ) -> Call:
         """Register and write one request (stamped); the caller waits for it with :meth:`result`.
 
@@ -236,7 +239,11 @@ class Session:
         id, the stamp's version and its ``Mcp-Name``. ``again``: the caller
         will most likely send once more as soon as this answer is in (a
         2026-07-28 round's retry), so over stdio it may read the next answer
-        itself (docs/threads-and-time.md#threads).
+        itself (docs/threads-and-time.md#threads). ``waits``: the caller
+        waits for the answer at once, with no cancel event, so a transport
+        that wants deadlines gets this one's (``Outgoing.deadline``) and may
+        post it on this thread (HTTP); a request nobody waits for, or one
+        a cancel event may end, goes without.
         """
         request_id = next(self._ids)
         call = Call(request_id, method, is_call, self._default_assigns if assigns is None else assigns, clock, done)
@@ -254,7 +261,11 @@ class Session:
             params = jsonrpc.with_meta(params, {"progressToken": token})
         if not self.calls.add(call):
             raise self.closed_error()
-        info = Outgoing(method, request_id, version, routed_name(method, params), header_args)
+        deadline: Optional[float] = None
+        if waits and self._deadlines:
+            now = _clock.monotonic()
+            deadline = now + clock.remaining(now)
+        info = Outgoing(method, request_id, version, routed_name(method, params), header_args, deadline)
         try:
             self.send(jsonrpc.request(request_id, method, params), info)
         except ClientError:
@@ -308,7 +319,7 @@ class Session:
         cancel: Optional[threading.Event] = None,
     ) -> JsonDict:
         """Send one request and block until its result, an error or a deadline."""
-        call = self.start(method, params, is_call=is_call, clock=clock, assigns=assigns, progress=progress)
+        call = self.start(method, params, is_call=is_call, clock=clock, assigns=assigns, progress=progress, waits=cancel is None)
         return self.result(call, cancel)
 
     def release_reading(self) -> None:

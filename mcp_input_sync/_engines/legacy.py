@@ -453,7 +453,9 @@ class LegacyEngine:
         # tasks/result blocks until the task ends: bounded by what is left of max_total_timeout
         remaining = max(0.001, clock.started + clock.max_total - _clock.monotonic())
         result_clock = CallClock(_clock.monotonic(), remaining, remaining)
-        call = self.session.start("tasks/result", {"taskId": task_id}, is_call=True, clock=result_clock, assigns=spec.assigns, task_id=task_id)
+        call = self.session.start(
+            "tasks/result", {"taskId": task_id}, is_call=True, clock=result_clock, assigns=spec.assigns, task_id=task_id, waits=cancel is None
+        )
         return self.session.result(call, cancel)
 
     def request_logs(self) -> None:

@@ -164,7 +164,7 @@ class ModernEngine:
         """One request, stamped, with its ``x-mcp-header`` arguments (the transport sends them as headers)."""
         call = self.session.start(
             method, params, is_call=is_call, clock=clock, assigns=assigns, progress=progress, stamp=self.stamp,
-            header_args=self._header_args(method, params), again=again,
+            header_args=self._header_args(method, params), again=again, waits=cancel is None,
         )
         return self.session.result(call, cancel)
 

@@ -6,6 +6,10 @@ line one byte a second holds a thread for as long as it likes. Here each
 connection a request uses is registered with that request's
 :class:`Abort`; :meth:`Abort.fire` shuts the socket down, which wakes the
 blocked read with an error. A connection made after ``fire`` is shut at once.
+A connection given back to its pool is taken off its request's handles
+first, so a late ``fire`` (a deadline that passed as the answer came) never
+shuts a connection another request has taken meanwhile; :meth:`Abort.release`
+ends a handle's reach once its request is over.
 
 Imported only by the HTTP transport (it imports ``requests`` and ``urllib3``).
 """
@@ -30,26 +34,51 @@ class Abort:
 
     def __init__(self) -> None:
         self.fired = False
+        self._released = False
         self._connections: list[Any] = []
         self._lock = threading.Lock()
 
     def add(self, connection: Any) -> None:
         with self._lock:
+            if self._released:
+                return
             self._connections.append(connection)
-        if self.fired:
+            fired = self.fired
+        if fired:
             _shut(connection)
 
-    def fire(self) -> None:
-        """Shut every connection of the request; later ones are shut as they connect."""
-        self.fired = True
+    def discard(self, connection: Any) -> None:
+        """``connection`` went back to its pool: another request may take it, so it is no longer shut here."""
         with self._lock:
-            connections = list(self._connections)
-        for connection in connections:
-            _shut(connection)
+            try:
+                self._connections.remove(connection)
+            except ValueError:
+                pass
+
+    def fire(self) -> None:
+        """Shut every connection of the request; later ones are shut as they connect.
+
+        Shut under the lock :meth:`discard` takes, so a connection given back
+        to its pool (and perhaps taken by another request) is never shut.
+        """
+        with self._lock:
+            if self._released:
+                return
+            self.fired = True
+            for connection in self._connections:
+                _shut(connection)
+
+    def release(self) -> None:
+        """The request is over, or its response went to a stream of its own: :meth:`fire` does nothing from now on."""
+        with self._lock:
+            self._released = True
+            self._connections = []
 
 
 def _shut(connection: Any) -> None:
-    _shut_socket(getattr(connection, "sock", None))
+    # http.client lets go of the socket of a response that ends the connection (Connection:
+    # close): that response still reads from the one the request was sent on
+    _shut_socket(getattr(connection, "sock", None) or getattr(connection, "_mis_sock", None))
 
 
 def shut_response(response: "requests.Response") -> None:
@@ -89,13 +118,17 @@ def abortable(handle: Abort) -> Iterator[None]:
 
 class _Tracked:
     _mis_abort: tuple[Abort, ...] = ()
+    _mis_sock: Optional[socket.socket] = None
 
     def request(self, *args: Any, **kwargs: Any) -> Any:
         handles: tuple[Abort, ...] = getattr(_local, "handles", ())
         self._mis_abort = handles
         for handle in handles:
             handle.add(self)
-        return super().request(*args, **kwargs)  # type: ignore[misc]
+        try:
+            return super().request(*args, **kwargs)  # type: ignore[misc]
+        finally:
+            self._mis_sock = self.sock  # type: ignore[attr-defined]
 
     def connect(self) -> None:
         super().connect()  # type: ignore[misc]
@@ -111,11 +144,21 @@ class _HTTPSConnection(_Tracked, HTTPSConnection):
     pass
 
 
-class _HTTPPool(HTTPConnectionPool):
+class _Returning:
+    def _put_conn(self, conn: Any) -> None:
+        # back in the pool, the connection is no longer this request's to abort
+        if conn is not None:
+            for handle in getattr(conn, "_mis_abort", ()):
+                handle.discard(conn)
+            conn._mis_abort = ()
+        super()._put_conn(conn)  # type: ignore[misc]
+
+
+class _HTTPPool(_Returning, HTTPConnectionPool):
     ConnectionCls = _HTTPConnection
 
 
-class _HTTPSPool(HTTPSConnectionPool):
+class _HTTPSPool(_Returning, HTTPSConnectionPool):
     ConnectionCls = _HTTPSConnection
 
 

@@ -87,6 +87,8 @@ OnClose = Callable[[Optional[BaseException]], None]
 #: ``on_lost(request_id, error)``: the response to that request can no longer come
 #: (its stream broke, or broke a limit); from any thread.
 OnLost = Callable[[Any, BaseException], None]
+#: ``Setup.track``: (deadline, expire, subject) -> a handle with ``cancel()``.
+Track = Callable[[float, Callable[[Any], object], Any], Any]
 
 
 class Oversized(bytes):
@@ -149,6 +151,11 @@ class Outgoing(NamedTuple):
         header_args: ``(header name, value)`` of each tool argument the
             tool's ``x-mcp-header`` annotations mirror (``Mcp-Param-<name>``),
             values as text, not yet encoded for a header.
+        deadline: a request's deadline on the library clock
+            (``mcp_input_sync._clock.monotonic``): past it, the caller stops
+            waiting for the answer. Set only for a transport whose
+            ``needs_deadlines`` is True, and only for a request whose caller
+            waits for its answer at once with no cancel event; else None.
     """
 
     method: Optional[str] = None
@@ -156,6 +163,7 @@ class Outgoing(NamedTuple):
     version: Optional[str] = None
     name: Optional[str] = None
     header_args: tuple[tuple[str, str], ...] = ()
+    deadline: Optional[float] = None
 
     @property
     def expects_answer(self) -> bool:
@@ -181,11 +189,18 @@ class Setup(NamedTuple):
             what goes wrong later, on another thread (HTTP: a request posted
             on a thread of its own, a stream that broke, a body over the
             limit).
+        track: ``track(at, expire, subject)`` calls ``expire(subject)`` on
+            the client's watchdog thread once the library clock passes
+            ``at``, unless the returned handle's ``cancel()`` came first (the
+            client's deadline sweep, which looks at least every 0.1 s). HTTP
+            uses it to abort a request it posts on the caller's thread at the
+            request's ``Outgoing.deadline``. None: no sweep is offered.
     """
 
     server_id: str
     limits: Mapping[str, int]
     on_lost: OnLost
+    track: Optional[Track] = None
 
 
 class Transport(abc.ABC):
@@ -216,6 +231,9 @@ class Transport(abc.ABC):
     #: True when the thread that reads can hand the reading to a caller for a while
     #: (:meth:`offer_reading`, :meth:`read_here`, :meth:`release_reading`; stdio).
     can_hand_reading: bool = False
+    #: True when the transport wants each request's deadline (``Outgoing.deadline``):
+    #: HTTP posts a request on the caller's thread and aborts it there.
+    needs_deadlines: bool = False
 
     @abc.abstractmethod
     def start(self, on_message: OnMessage, on_close: OnClose) -> None:

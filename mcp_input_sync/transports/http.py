@@ -58,6 +58,7 @@ from .base import (
     OnMessage,
     Outgoing,
     Setup,
+    Track,
     Transport,
     TransportAuthError,
     TransportClosed,
@@ -149,11 +150,14 @@ class _Stream:
 class HttpTransport(Transport):
     """Streamable HTTP to one MCP endpoint.
 
-    With ``request_threads`` (the default, and what the client uses) each
-    request but the handshake's is posted on a thread of its own, and a
-    failure there reaches the ``on_lost`` of :meth:`configure`; without it
-    every message is posted on the caller's thread and a failure is raised
-    from :meth:`send`.
+    With ``request_threads`` (the default, and what the client uses) a
+    request but the handshake's is bounded by its deadline: posted on the
+    caller's thread and aborted there at ``Outgoing.deadline`` when the
+    client offers a deadline sweep (``Setup.track``) and the transport made
+    its own session, else posted on a thread of its own. Either way a
+    failure reaches the ``on_lost`` of :meth:`configure`. Without
+    ``request_threads`` every message is posted on the caller's thread,
+    unbounded, and a failure is raised from :meth:`send`.
     """
 
     #: Server requests are tied to the call whose POST stream carried them.
@@ -162,6 +166,8 @@ class HttpTransport(Transport):
     slow_answers = True
     #: ``Outgoing.header_args`` go as ``Mcp-Param-<name>`` headers on a 2026-07-28 request.
     mirrors_tool_headers = True
+    #: A request is posted on the caller's thread, aborted at its deadline (:meth:`_post_here`).
+    needs_deadlines = True
 
     def __init__(
         self,
@@ -189,6 +195,9 @@ class HttpTransport(Transport):
         from ._abortable import abortable_session
 
         self._session = session or abortable_session()
+        #: The transport made its session, whose requests can be aborted: a request may be posted
+        #: on the caller's thread (:meth:`_post_here`); a session of the caller's is posted on a thread.
+        self._own_session = session is None
         from ._send import is_plain
 
         #: The session sends as requests.Session does: requests go out through _send.py.
@@ -211,6 +220,8 @@ class HttpTransport(Transport):
         self.request_threads = request_threads
         #: Told by :meth:`configure`: called for a request whose response can no longer come.
         self._on_lost: Optional[OnLost] = None
+        #: Told by :meth:`configure`: the client's deadline sweep (None: every request is posted on a thread).
+        self._track: Optional[Track] = None
         self.session_id: Optional[str] = None
         #: The version the handshake told (:meth:`set_protocol`), sent as ``MCP-Protocol-Version``.
         self.protocol_version: Optional[str] = None
@@ -241,6 +252,7 @@ class HttpTransport(Transport):
         self.max_message = setup.limits["message_bytes"]
         self.max_sse_line = setup.limits["sse_line_bytes"]
         self._on_lost = setup.on_lost
+        self._track = setup.track
 
     # ------------------------------------------------------------------ contract
 
@@ -253,15 +265,20 @@ class HttpTransport(Transport):
 
         The handshake (``initialize``, ``server/discover``), notifications and
         answers are posted on the caller's thread. With ``request_threads``
-        any other request is posted on a named thread
-        (``mcp-input-sync-http-<n>``), so a server that sends its status line
+        any other request is bounded, so a server that sends its status line
         or body one byte at a time cannot hold the caller past the call's own
-        timeout; what goes wrong there reaches the client through ``on_lost``.
+        timeout: on the caller's thread, aborted at its deadline
+        (:meth:`_post_here`), or, without a deadline sweep or with a session
+        of the caller's, on a named thread (``mcp-input-sync-http-<n>``).
+        What goes wrong reaches the client through ``on_lost``.
         """
         if self._closing:
             raise TransportClosed("HTTP transport is closed")
         if self.request_threads and info.request_id is not None and info.method not in _HANDSHAKE:
-            self._post_later(data, info)
+            if info.deadline is not None and self._track is not None and self._own_session:
+                self._post_here(data, info, info.deadline, self._track)
+            else:
+                self._post_later(data, info)
             return
         self._exchange(data, info)
 
@@ -271,6 +288,37 @@ class HttpTransport(Transport):
             lost(request_id, error)
         else:  # a transport used without a client
             log.debug("mcp_input_sync: the response to %r will not come: %s", request_id, error)
+
+    def _post_here(self, data: bytes, info: Outgoing, deadline: float, track: Track) -> None:
+        """Post a request on the caller's thread, who would only wait for it (docs/performance.md#http).
+
+        That saves two thread switches a call. The client's deadline sweep
+        shuts the request's connection once ``deadline`` passed, waking a
+        read blocked on a server that dribbles its answer; then nothing is
+        reported, and the caller raises its own timeout. An event stream goes
+        on on a reader thread, no longer bound here; other failures reach
+        ``on_lost``, as on a thread of its own.
+        """
+        from ._abortable import Abort, abortable
+
+        key = next(self._stream_ids)
+        handle = Abort()
+        with self._lock:
+            if self._closing:
+                raise TransportClosed("HTTP transport is closed")
+            self._posts[key] = handle
+        guard = track(deadline, Abort.fire, handle)
+        try:
+            with abortable(handle):
+                self._exchange(data, info)
+        except Exception as exc:  # noqa: BLE001 - every failure ends this request alone
+            if not self._closing and not handle.fired:
+                self._lost(info.request_id, exc)
+        finally:
+            guard.cancel()
+            handle.release()
+            with self._lock:
+                self._posts.pop(key, None)
 
     def _post_later(self, data: bytes, info: Outgoing) -> None:
         from ._abortable import Abort, abortable

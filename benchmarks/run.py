@@ -40,6 +40,7 @@ Measured per run (from outside the client process)
     phase    CPU the client reports for its work phase (first tools/call to final result)
     unit     phase CPU per item in microseconds (per second open in ms for idle)
 Ratios ("x" columns) are the median over repetitions of client/raw in the same repetition.
+Beside rate x and phase x, (min-max) gives the lowest and highest of those per-repetition ratios.
 
 Output: a text table on stdout and in OUT/table.txt, every run in OUT/runs.json, each run's
 stdout/stderr under OUT/runs/. OUT defaults to ~/.cache/mcp_input_sync-bench/<stamp>.
@@ -229,10 +230,19 @@ def num(x: float, digits: int = 2) -> str:
 RATIO_KEYS = ("wall", "cpu", "rate", "rss_mb", "phase_cpu")
 
 
+def spread(ratios: list[float], digits: int) -> str:
+    """The lowest and highest of a case's per-repetition ratios: on a shared machine one
+    repetition's ratio can land well off the median (e8's rate ran 0.17 to 0.57 in one five-repetition run)."""
+    known = [x for x in ratios if x == x]
+    if len(known) < 2:
+        return ""
+    return f"{min(known):.{digits}f}-{max(known):.{digits}f}"
+
+
 def render(runs: list[Run], cases: list[Case], clients: list[str]) -> str:
     head = (f"{'case':<6} {'client':<6} {'ok':>5} {'wall s':>7} {'cpu s':>7} {'rss MB':>7} {'thr':>4} "
-            f"{'rate/s':>9} {'phase s':>8} {'unit':>8} | {'wall x':>7} {'cpu x':>7} {'rate x':>7} "
-            f"{'rss x':>6} {'phase x':>7}")
+            f"{'rate/s':>9} {'phase s':>8} {'unit':>8} | {'wall x':>7} {'cpu x':>7} {'rate x':>7} {'(min-max)':>11} "
+            f"{'rss x':>6} {'phase x':>7} {'(min-max)':>11}")
     lines = [head, "-" * len(head)]
     for case in cases:
         names = [c for c in clients if case.clients is None or c in case.clients]
@@ -257,8 +267,9 @@ def render(runs: list[Run], cases: list[Case], clients: list[str]) -> str:
                    f"{num(median([r.phase_cpu for r in good]), 4):>8} {num(median([r.unit for r in good]), 1):>8} |")
             if name != "raw":
                 row += (f" {num(median(ratios['wall'])):>7} {num(median(ratios['cpu'])):>7} "
-                        f"{num(median(ratios['rate']), 3):>7} {num(median(ratios['rss_mb'])):>6} "
-                        f"{num(median(ratios['phase_cpu'])):>7}")
+                        f"{num(median(ratios['rate']), 3):>7} {spread(ratios['rate'], 3):>11} "
+                        f"{num(median(ratios['rss_mb'])):>6} "
+                        f"{num(median(ratios['phase_cpu'])):>7} {spread(ratios['phase_cpu'], 2):>11}")
             lines.append(row)
         lines.append("")
     return "\n".join(lines)

@@ -11,7 +11,8 @@ import pytest
 
 import mcp_input_sync as mis
 from mcp_input_sync._era import EraCache
-from mcp_input_sync.transports.http import HttpTransport, header_value
+from mcp_input_sync._protocol.headers import header_value
+from mcp_input_sync.transports.http import HttpTransport
 
 from .harness import tool_json, tool_text
 from .http_peers import http_peer

@@ -12,6 +12,7 @@ message (``transports.base.Outgoing``) and encodes them as headers.
 
 from __future__ import annotations
 
+import base64
 import re
 from typing import Any, Mapping, Optional
 
@@ -22,6 +23,16 @@ _ALLOWED_TYPES = frozenset({"string", "integer", "boolean"})
 Path = tuple[str, ...]
 #: ``(header name, value as text)`` of each mirrored argument, in the map's order.
 HeaderArgs = tuple[tuple[str, str], ...]
+#: How a header value that is not plain visible ASCII starts once encoded (:func:`header_value`).
+SENTINEL_PREFIX = "=?base64?"
+
+
+def header_value(value: str) -> str:
+    """A header value as sent: plain visible ASCII as is, anything else as the base64 sentinel."""
+    plain = value.isascii() and value.isprintable() and value == value.strip() and not value.startswith(SENTINEL_PREFIX)
+    if plain:
+        return value
+    return SENTINEL_PREFIX + base64.b64encode(value.encode("utf-8")).decode("ascii") + "?="
 
 
 def tool_header_map(tool: Any) -> Optional[dict[Path, str]]:

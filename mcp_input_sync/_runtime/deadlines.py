@@ -92,7 +92,12 @@ class DeadlineSweep:
             if self._sweeping:
                 return
             self._sweeping = True
-        self._watch(self.sweep)
+        try:
+            self._watch(self.sweep)
+        except BaseException:  # Ctrl-C on a caller's thread here: not left marked as registered
+            with self._sweeping_lock:
+                self._sweeping = False
+            raise
 
     def sweep(self) -> bool:
         """One look at the deadlines (the watchdog calls it on every wake); True once it stops.

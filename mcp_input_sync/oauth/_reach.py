@@ -43,10 +43,8 @@ import threading
 from typing import Any, Callable, Iterator, Optional, Sequence, Union
 from urllib.parse import urlsplit
 
-from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
-
 from .._protocol.oauth import OAuthRefused
-from ..transports._abortable import AbortableAdapter, _HTTPConnection, _HTTPSConnection
+from ..transports._abortable import AbortableAdapter, _HTTPConnection, _HTTPPool, _HTTPSConnection, _HTTPSPool
 
 __all__ = ["FETCH_FAILED", "GLOBAL", "LINK_LOCAL", "LOOPBACK", "NEVER", "PRIVATE", "Reach", "guarded_session", "rank", "reach_for", "reaching"]
 
@@ -256,11 +254,11 @@ class _CheckedHTTPSConnection(_Checked, _HTTPSConnection):
     pass
 
 
-class _CheckedHTTPPool(HTTPConnectionPool):
+class _CheckedHTTPPool(_HTTPPool):  # a connection back in the pool is off its request's abort handles
     ConnectionCls = _CheckedHTTPConnection
 
 
-class _CheckedHTTPSPool(HTTPSConnectionPool):
+class _CheckedHTTPSPool(_HTTPSPool):
     ConnectionCls = _CheckedHTTPSConnection
 
 

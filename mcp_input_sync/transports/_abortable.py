@@ -26,13 +26,20 @@ import requests.adapters
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
+from .. import _clock
+
 _local = threading.local()
 
 
 class Abort:
-    """The abort handle of one request (or a few, made one after another on one thread)."""
+    """The abort handle of one request (or a few, made one after another on one thread).
 
-    def __init__(self) -> None:
+    ``deadline``: the library-clock time at which the request is cut (None:
+    only when the transport closes).
+    """
+
+    def __init__(self, deadline: Optional[float] = None) -> None:
+        self.deadline = deadline
         self.fired = False
         self._released = False
         self._connections: list[Any] = []
@@ -68,11 +75,23 @@ class Abort:
             for connection in self._connections:
                 _shut(connection)
 
-    def release(self) -> None:
-        """The request is over, or its response went to a stream of its own: :meth:`fire` does nothing from now on."""
+    def release(self) -> bool:
+        """The request is over, or its response went to a stream of its own: :meth:`fire` does nothing from now on.
+
+        Returns False when it had fired already (its connections are shut).
+        """
         with self._lock:
             self._released = True
             self._connections = []
+            return not self.fired
+
+    def bound(self, timeouts: tuple[float, float]) -> tuple[float, float]:
+        """``(connect, read)`` timeouts whose connect ends at the deadline: a connection
+        being made has no socket yet for :meth:`fire` to shut."""
+        if self.deadline is None:
+            return timeouts
+        left = self.deadline - _clock.monotonic()
+        return (max(0.05, min(timeouts[0], left)), timeouts[1])
 
 
 def _shut(connection: Any) -> None:
@@ -101,13 +120,17 @@ def _shut_socket(sock: Optional[socket.socket]) -> None:
 
 
 @contextlib.contextmanager
-def abortable(handle: Abort) -> Iterator[None]:
+def abortable(handle: Optional[Abort]) -> Iterator[None]:
     """Register the connections of the requests made in this block (on this thread) with ``handle``.
 
     Blocks nest: a request made in an inner block registers with every
     handle in force (an OAuth exchange made while the transport posts a
-    request is aborted by either), and leaving a block restores the outer ones.
+    request is aborted by either), and leaving a block restores the outer
+    ones. With None the block adds no handle.
     """
+    if handle is None:
+        yield
+        return
     outer: tuple[Abort, ...] = getattr(_local, "handles", ())
     _local.handles = (*outer, handle)
     try:

@@ -72,6 +72,19 @@ class Route:
         self.found_auth: Any = netrc or (from_url if any(from_url) else None)
 
 
+def goes_direct(session: requests.Session, url: str, verify: Any) -> bool:
+    """True when no proxy carries requests to ``url``: the session's ``proxies``, and the
+    environment's (``HTTP(S)_PROXY``, ``NO_PROXY``) when the session trusts it.
+
+    A proxied request goes through ``urllib3``'s own pools, whose connections an
+    :class:`~mcp_input_sync.transports._abortable.Abort` cannot reach.
+    """
+    from requests.utils import select_proxy
+
+    proxies = session.merge_environment_settings(url, {}, True, verify, None).get("proxies") or {}
+    return select_proxy(url, proxies) is None
+
+
 def send(session: requests.Session, route: Route, verb: str, headers: Mapping[str, str], data: Optional[bytes], timeouts: tuple[float, float]) -> requests.Response:
     """Send one request as ``Session.request(..., stream=True, allow_redirects=False)`` would."""
     prepared = requests.PreparedRequest()

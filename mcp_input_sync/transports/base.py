@@ -106,6 +106,13 @@ class Decoded(bytes):
 
     message: Any = None
 
+    @classmethod
+    def of(cls, data: bytes, message: Any) -> "Decoded":
+        """``data`` with what decoding it gave: the client's reader takes it as it is."""
+        out = cls(data)
+        out.message = message
+        return out
+
 
 class TransportClosed(ConnectionError):
     """The transport cannot send: it is closed or broken.

@@ -32,7 +32,6 @@ caller's headers and a request's body never reach another origin
 
 from __future__ import annotations
 
-import base64
 import itertools
 import json
 import logging
@@ -40,8 +39,9 @@ import threading
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
-from .. import reflect
+from .. import _clock, reflect
 from .._protocol.eras import MODERN
+from .._protocol.headers import header_value
 from .._protocol.jsonrpc import RequestId, decode
 from .._protocol.limits import DEFAULT_LIMITS, LimitExceeded
 from .._protocol.oauth import OAuthRefused
@@ -72,7 +72,6 @@ log = logging.getLogger("mcp_input_sync")
 ACCEPT = "application/json, text/event-stream"
 SESSION_HEADER = "Mcp-Session-Id"
 VERSION_HEADER = "MCP-Protocol-Version"
-SENTINEL_PREFIX = "=?base64?"
 #: Requests posted on the caller's thread even with ``request_threads``: the handshake's.
 _HANDSHAKE = ("initialize", "server/discover")
 #: What the transport says of its own ``notifications/initialized`` after a re-initialisation.
@@ -99,14 +98,6 @@ class RedirectRefused(TransportClosed):
     check = "redirect"
 
 
-def header_value(value: str) -> str:
-    """A header value as sent: plain visible ASCII as is, anything else as the base64 sentinel."""
-    plain = value.isascii() and value.isprintable() and value == value.strip() and not value.startswith(SENTINEL_PREFIX)
-    if plain:
-        return value
-    return SENTINEL_PREFIX + base64.b64encode(value.encode("utf-8")).decode("ascii") + "?="
-
-
 def origin_of(url: str) -> str:
     """``scheme://host[:port]`` of a URL (the port only when not the scheme's default)."""
     parts = urlsplit(url)
@@ -116,13 +107,6 @@ def origin_of(url: str) -> str:
     default = {"https": 443, "http": 80}.get(parts.scheme.lower())
     port = parts.port
     return f"{parts.scheme.lower()}://{host}" + (f":{port}" if port is not None and port != default else "")
-
-
-def decoded(data: bytes, message: Any) -> Decoded:
-    """``data`` with what decoding it gave: the client's reader takes it as it is (base.Decoded)."""
-    out = Decoded(data)
-    out.message = message
-    return out
 
 
 class _Stream:
@@ -198,7 +182,7 @@ class HttpTransport(Transport):
         #: The transport made its session, whose requests can be aborted: a request may be posted
         #: on the caller's thread (:meth:`_post_here`); a session of the caller's is posted on a thread.
         self._own_session = session is None
-        from ._send import is_plain
+        from ._send import goes_direct, is_plain
 
         #: The session sends as requests.Session does: requests go out through _send.py.
         self._plain = is_plain(self._session)
@@ -208,6 +192,8 @@ class HttpTransport(Transport):
         #: An explicit verify (a CA bundle path, or False) goes with each request, so that
         #: REQUESTS_CA_BUNDLE, which requests would otherwise let win, cannot override it.
         self._verify: Any = None if verify is True else verify
+        #: No proxy carries the requests (HTTP(S)_PROXY): their connections are the transport's to abort.
+        self._direct = self._own_session and goes_direct(self._session, url, self._verify)
         #: An OAuth provider, which sets the Authorization header of every request itself.
         self._bearer: Optional[BearerProvider] = auth if is_bearer_provider(auth) else None
         if auth is not None and self._bearer is None:
@@ -275,7 +261,7 @@ class HttpTransport(Transport):
         if self._closing:
             raise TransportClosed("HTTP transport is closed")
         if self.request_threads and info.request_id is not None and info.method not in _HANDSHAKE:
-            if info.deadline is not None and self._track is not None and self._own_session:
+            if info.deadline is not None and self._track is not None and self._direct:
                 self._post_here(data, info, info.deadline, self._track)
             else:
                 self._post_later(data, info)
@@ -293,26 +279,25 @@ class HttpTransport(Transport):
         """Post a request on the caller's thread, who would only wait for it (docs/performance.md#http).
 
         That saves two thread switches a call. The client's deadline sweep
-        shuts the request's connection once ``deadline`` passed, waking a
-        read blocked on a server that dribbles its answer; then nothing is
-        reported, and the caller raises its own timeout. An event stream goes
-        on on a reader thread, no longer bound here; other failures reach
-        ``on_lost``, as on a thread of its own.
+        shuts the request's own connection once ``deadline`` passed (a
+        connect ends there too); then the caller raises its own timeout. An
+        event stream goes on on a reader thread; other failures reach
+        ``on_lost``. A token refresh, and a lost session's new handshake (on a
+        thread of its own), are out of the deadline's reach.
         """
-        from ._abortable import Abort, abortable
+        from ._abortable import Abort
 
         key = next(self._stream_ids)
-        handle = Abort()
+        handle = Abort(deadline)
         with self._lock:
             if self._closing:
                 raise TransportClosed("HTTP transport is closed")
             self._posts[key] = handle
         guard = track(deadline, Abort.fire, handle)
         try:
-            with abortable(handle):
-                self._exchange(data, info)
+            self._exchange(data, info, handle)
         except Exception as exc:  # noqa: BLE001 - every failure ends this request alone
-            if not self._closing and not handle.fired:
+            if not self._closing and not handle.fired and _clock.monotonic() < deadline:
                 self._lost(info.request_id, exc)
         finally:
             guard.cancel()
@@ -320,7 +305,7 @@ class HttpTransport(Transport):
             with self._lock:
                 self._posts.pop(key, None)
 
-    def _post_later(self, data: bytes, info: Outgoing) -> None:
+    def _post_later(self, data: bytes, info: Outgoing, work: Optional[Callable[[bytes, Outgoing], None]] = None) -> None:
         from ._abortable import Abort, abortable
 
         key = next(self._stream_ids)
@@ -329,7 +314,7 @@ class HttpTransport(Transport):
         def run() -> None:
             try:
                 with abortable(handle):
-                    self._exchange(data, info)
+                    (work or self._exchange)(data, info)
             except Exception as exc:  # noqa: BLE001 - every failure ends this request alone
                 if not self._closing:
                     self._lost(info.request_id, exc)
@@ -343,19 +328,20 @@ class HttpTransport(Transport):
             self._posts[key] = handle
             self._posters.start(run, "POST")
 
-    def _exchange(self, data: bytes, info: Outgoing) -> None:
+    def _exchange(self, data: bytes, info: Outgoing, handle: Any = None) -> None:
         method = info.method
         if method == "initialize":
             self._initialize = (data, info)
             self.session_id = None
-        response = self._post(data, info)
+        response = self._post(data, info, handle)
         if response.status_code == 404 and self.session_id is not None and method != "initialize":
-            # the server forgot the session: start a new one at once and re-send once
-            self._reinitialise()
-            response = self._post(data, info)
-            if response.status_code == 404:
-                raise TransportClosed("the server lost the session again after it was re-initialised")
-        self._handle(response, info)
+            response.close()
+            if handle is not None:  # a new session must not be cut by this call's deadline
+                self._post_later(data, info, self._resend)
+            else:
+                self._resend(data, info)
+            return
+        self._handle(response, info, handle)
         if method == "notifications/initialized":
             self._initialized_sent = True
             self._open_get_stream()
@@ -491,17 +477,26 @@ class HttpTransport(Transport):
         own = urlsplit(self.url)
         return urlunsplit((own.scheme, own.netloc, parts.path or "/", parts.query, ""))
 
-    def _post(self, data: bytes, info: Outgoing) -> "requests.Response":
-        """The one place ``requests`` errors become transport errors."""
+    def _resend(self, data: bytes, info: Outgoing) -> None:
+        """The server forgot the session: start a new one at once and re-send once."""
+        self._reinitialise()
+        response = self._post(data, info)
+        if response.status_code == 404:
+            raise TransportClosed("the server lost the session again after it was re-initialised")
+        self._handle(response, info)
+
+    def _post(self, data: bytes, info: Outgoing, handle: Any = None) -> "requests.Response":
+        """The one place ``requests`` errors become transport errors; ``handle`` can abort the POST alone."""
         import requests
 
-        for attempt in range(MAX_AUTH_ATTEMPTS + 1):
-            headers = self._headers_for(info)
-            try:
-                response = self._request("POST", headers, data, self._timeouts)
-            except requests.RequestException as exc:
-                from ._abortable import why_unreachable
+        from ._abortable import abortable, why_unreachable
 
+        for attempt in range(MAX_AUTH_ATTEMPTS + 1):
+            headers = self._headers_for(info)  # an OAuth refresh here is out of the handle's reach
+            try:
+                with abortable(handle):
+                    response = self._request("POST", headers, data, self._timeouts if handle is None else handle.bound(self._timeouts))
+            except requests.RequestException as exc:
                 raise TransportClosed(f"cannot reach {self.shown_url}: {reflect.text(why_unreachable(exc), 300)}") from exc
             if response.status_code not in (401, 403):
                 break
@@ -525,7 +520,7 @@ class HttpTransport(Transport):
             self.session_id = session
         return response
 
-    def _handle(self, response: "requests.Response", info: Outgoing) -> None:
+    def _handle(self, response: "requests.Response", info: Outgoing, handle: Any = None) -> None:
         request_id = info.request_id
         kind = response.headers.get("Content-Type", "").split(";")[0].strip().lower()
         if response.status_code == 202 or request_id is None:
@@ -539,7 +534,7 @@ class HttpTransport(Transport):
             response.close()
             return
         if kind == "text/event-stream":
-            self._read_stream(response, request_id)
+            self._read_stream(response, request_id, handle=handle)
             return
         reading = _Stream(response, request_id)
         key = next(self._stream_ids)
@@ -568,7 +563,7 @@ class HttpTransport(Transport):
             except ValueError:  # bad JSON, bad UTF-8, or nested too deeply to decode
                 answer = None
             if isinstance(answer, dict) and ("result" in answer or "error" in answer):
-                self._deliver(decoded(body, answer), request_id)
+                self._deliver(Decoded.of(body, answer), request_id)
                 delivered = True
         if not delivered:
             # a status without a JSON-RPC body, or a body that is not one: a transport failure of that request
@@ -600,7 +595,10 @@ class HttpTransport(Transport):
 
     # ------------------------------------------------------------------ SSE
 
-    def _read_stream(self, response: "requests.Response", request_id: Any, resumed: int = 0) -> None:
+    def _read_stream(self, response: "requests.Response", request_id: Any, resumed: int = 0, handle: Any = None) -> None:
+        if handle is not None and not handle.release():  # the stream is its reader's from here on
+            response.close()  # cut at its deadline already: the caller raises its own timeout
+            return
         stream = _Stream(response, request_id)
         key = next(self._stream_ids)
         with self._lock:
@@ -628,7 +626,7 @@ class HttpTransport(Transport):
                     continue
                 if isinstance(message, dict) and "method" not in message and message.get("id") == stream.request_id and stream.request_id is not None:
                     done = True
-                self._deliver(decoded(data, message), stream.request_id)
+                self._deliver(Decoded.of(data, message), stream.request_id)
             return done
 
         try:

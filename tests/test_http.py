@@ -335,13 +335,23 @@ def test_legacy_http_cancels_with_a_notification(tiny: list[TinyServer]) -> None
         return Reply(200, body=stream())
 
     state["call"] = call
-    server = TinyServer(legacy_answer(state))
+    answer = legacy_answer(state)
+    noticed = threading.Event()
+
+    def noticing(seen: Seen) -> Reply:
+        reply = answer(seen)
+        if isinstance(seen.body, dict) and seen.body.get("method") == "notifications/cancelled":
+            noticed.set()
+        return reply
+
+    server = TinyServer(noticing)
     tiny.append(server)
     try:
         with mis.connect_http(server.url) as client:
             with pytest.raises(mis.ClientError) as info:
                 client.call_tool("slow", timeout=0.3)
             assert info.value.kind == "timeout"
+            assert noticed.wait(WAIT)  # posted on a thread of its own: the caller did not wait for it
             (call_post,) = server.posts("tools/call")
             cancelled = server.posts("notifications/cancelled")
             assert cancelled and cancelled[0].body["params"]["requestId"] == call_post.body["id"]

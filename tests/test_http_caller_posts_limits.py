@@ -14,6 +14,9 @@ row here is one of them:
   handle when it goes back to that pool;
 - a connect that does not complete ends at the call's deadline (a socket
   being connected has nothing for the abort to shut).
+
+And one it found in the code before: a call that timed out waited for its
+``notifications/cancelled`` to be taken, as long as the server liked.
 """
 
 from __future__ import annotations
@@ -32,8 +35,11 @@ from mcp_input_sync.transports._abortable import Abort, _HTTPPool, _HTTPSPool
 
 from .faulty_http import FaultyHttp, answer_of
 from .test_faults_stdio import Box, in_thread
+from .test_http import legacy_answer
+from .tiny_http import Reply, Seen, TinyServer
 
 WAIT = 10.0
+JsonDict = dict[str, Any]
 _INIT_RESULT = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "forgetful", "version": "1"}}
 
 
@@ -158,3 +164,43 @@ def test_a_connect_that_does_not_complete_ends_at_the_calls_deadline() -> None:
     assert connect <= 0.5 and read == 300.0  # the connect waits no longer than the call
     assert Abort().bound((30.0, 300.0)) == (30.0, 300.0)  # a handle without a deadline: as given
     assert Abort(deadline=time.monotonic() - 5).bound((30.0, 300.0))[0] > 0  # past: still a (short) positive timeout
+
+
+def test_a_call_that_times_out_is_not_held_by_its_cancel_notice(tiny: list[TinyServer]) -> None:
+    # a server that never answers the notice (wedged, or a host that stopped accepting): the
+    # caller gave up at its timeout and goes; the notice is posted on a thread of its own
+    release = threading.Event()
+    noticed = threading.Event()
+    state: JsonDict = {}
+
+    def call(seen: Seen, body: JsonDict) -> Reply:
+        def stream() -> Iterator[str]:
+            release.wait(WAIT)  # the call never gets its answer
+            yield ": bye\n\n"
+
+        return Reply(200, body=stream())
+
+    state["call"] = call
+    answer = legacy_answer(state)
+
+    def answer_or_hang(seen: Seen) -> Reply:
+        if isinstance(seen.body, dict) and seen.body.get("method") == "notifications/cancelled":
+            noticed.set()
+            release.wait(WAIT)
+            return Reply(202)
+        return answer(seen)
+
+    server = TinyServer(answer_or_hang)
+    tiny.append(server)
+    client = mis.connect_http(server.url)
+    box: Box = in_thread(client.call_tool, "slow", timeout=0.5)
+    try:
+        assert box.thread is not None
+        box.thread.join(0.5 + 2.5)
+        assert not box.thread.is_alive(), "call_tool(timeout=0.5) still blocked 3 s later, on its cancel notice"
+        assert isinstance(box.error, mis.ClientError) and box.error.kind == "timeout", box.error
+        assert noticed.wait(WAIT)  # and the server was told
+    finally:
+        release.set()
+        box.join(WAIT)
+        client.close()

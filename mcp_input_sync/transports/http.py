@@ -74,6 +74,8 @@ SESSION_HEADER = "Mcp-Session-Id"
 VERSION_HEADER = "MCP-Protocol-Version"
 #: Requests posted on the caller's thread even with ``request_threads``: the handshake's.
 _HANDSHAKE = ("initialize", "server/discover")
+#: The notification posted on a thread of its own like a request: the caller has given up on its call.
+_GIVEN_UP = "notifications/cancelled"
 #: What the transport says of its own ``notifications/initialized`` after a re-initialisation.
 _INITIALIZED = Outgoing("notifications/initialized")
 
@@ -249,8 +251,8 @@ class HttpTransport(Transport):
     def send(self, data: bytes, info: Outgoing = ANSWER) -> None:
         """POST one message; its headers come from ``info``.
 
-        The handshake (``initialize``, ``server/discover``), notifications and
-        answers are posted on the caller's thread. With ``request_threads``
+        The handshake (``initialize``, ``server/discover``), notifications but
+        ``notifications/cancelled``, and answers are posted on the caller's thread. With ``request_threads``
         any other request is bounded, so a server that sends its status line
         or body one byte at a time cannot hold the caller past the call's own
         timeout: on the caller's thread, aborted at its deadline
@@ -260,7 +262,7 @@ class HttpTransport(Transport):
         """
         if self._closing:
             raise TransportClosed("HTTP transport is closed")
-        if self.request_threads and info.request_id is not None and info.method not in _HANDSHAKE:
+        if self.request_threads and (info.request_id is not None or info.method == _GIVEN_UP) and info.method not in _HANDSHAKE:
             if info.deadline is not None and self._track is not None and self._direct:
                 self._post_here(data, info, info.deadline, self._track)
             else:

@@ -54,6 +54,14 @@ def _posters() -> list[str]:
     return [t.name for t in threading.enumerate() if t.name.startswith("mcp-input-sync-http")]
 
 
+def _times_out_in_time(box: Box, timeout: float, where: str) -> None:
+    """The call in ``box`` raised its own timeout, at most 2.5 s after ``timeout``."""
+    assert box.thread is not None
+    box.thread.join(timeout + 2.5)
+    assert not box.thread.is_alive(), f"call_tool(timeout={timeout}) {where} still blocked {timeout + 2.5} s later"
+    assert isinstance(box.error, mis.ClientError) and box.error.kind == "timeout", box.error
+
+
 def test_behind_a_proxy_a_call_keeps_a_thread_of_its_own_and_ends_at_its_timeout(server: FaultyHttp, monkeypatch: pytest.MonkeyPatch) -> None:
     # the faulty server is the proxy too: requests sends it "POST http://mcp.invalid/mcp"
     monkeypatch.setenv("HTTP_PROXY", server.url.rsplit("/", 1)[0])
@@ -62,10 +70,7 @@ def test_behind_a_proxy_a_call_keeps_a_thread_of_its_own_and_ends_at_its_timeout
     client = mis.connect_http("http://mcp.invalid/mcp")
     box: Box = in_thread(client.call_tool, "slow_headers", timeout=1.0)
     try:
-        assert box.thread is not None
-        box.thread.join(1.0 + 2.5)
-        assert not box.thread.is_alive(), "call_tool(timeout=1.0) behind a proxy still blocked after 3.5 s"
-        assert isinstance(box.error, mis.ClientError) and box.error.kind == "timeout", box.error
+        _times_out_in_time(box, 1.0, "behind a proxy")
         assert _posters() != []  # posted on a thread: the caller was free at its deadline
     finally:
         server.cut.set()
@@ -195,10 +200,7 @@ def test_a_call_that_times_out_is_not_held_by_its_cancel_notice(tiny: list[TinyS
     client = mis.connect_http(server.url)
     box: Box = in_thread(client.call_tool, "slow", timeout=0.5)
     try:
-        assert box.thread is not None
-        box.thread.join(0.5 + 2.5)
-        assert not box.thread.is_alive(), "call_tool(timeout=0.5) still blocked 3 s later, on its cancel notice"
-        assert isinstance(box.error, mis.ClientError) and box.error.kind == "timeout", box.error
+        _times_out_in_time(box, 0.5, "on its cancel notice")
         assert noticed.wait(WAIT)  # and the server was told
     finally:
         release.set()

@@ -70,6 +70,7 @@ from __future__ import annotations
 import ipaddress
 import re
 import unicodedata
+from urllib.parse import urlsplit
 
 from .record import Record
 
@@ -136,6 +137,21 @@ class UrlRefused(ValueError):
         """
         super().__init__(reason)
         self.reason = reason
+
+
+def origin_of(url: str) -> str:
+    """``scheme://host[:port]`` of a URL (the port only when not the scheme's default).
+
+    Raises:
+        ValueError: the URL's port is out of range.
+    """
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    if ":" in host:
+        host = f"[{host}]"
+    default = {"https": 443, "http": 80}.get(parts.scheme.lower())
+    port = parts.port
+    return f"{parts.scheme.lower()}://{host}" + (f":{port}" if port is not None and port != default else "")
 
 
 def check_elicitation_url(url: object, server_origin: str | None) -> UrlFacts:

@@ -39,7 +39,7 @@ from .._protocol.dpop import wants_nonce
 from .._protocol.oauth_flow import TokenRequest
 from .._runtime import thread_name
 from ..transports._abortable import Abort, abortable
-from ..transports.http import origin_of
+from .._protocol.urls import origin_of
 from ._reach import FETCH_FAILED, Reach, guarded_session, reach_for, reaching
 
 if TYPE_CHECKING:

@@ -28,6 +28,11 @@ before the first request. A session whose class overrides ``request``,
 ``get_adapter`` (``requests_oauthlib.OAuth2Session`` overrides ``request``,
 say) goes through ``Session.request`` as it is.
 
+:class:`Endpoint` sends every request of one MCP endpoint this way and
+follows a redirect only when it is a 307 or 308 within the endpoint's
+origin (:class:`RedirectRefused` otherwise), so the caller's headers and a
+request's body never reach another origin.
+
 Also the reading of a response body as it arrives (:func:`chunks`). Imported only by the HTTP
 transport (it imports ``requests``).
 """
@@ -37,6 +42,7 @@ from __future__ import annotations
 import time
 from datetime import timedelta
 from typing import Any, Iterator, Mapping, Optional
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import requests
 from requests.cookies import extract_cookies_to_jar
@@ -44,7 +50,23 @@ from requests.hooks import dispatch_hook
 from requests.structures import CaseInsensitiveDict
 from requests.utils import get_auth_from_url, get_netrc_auth
 
+from .. import reflect
+from .._protocol.urls import origin_of
+from .base import TransportClosed
+
 _OWN = ("request", "send", "prepare_request", "merge_environment_settings", "get_adapter")
+#: The most redirects followed for one request (each a 307 or 308 within the server's origin).
+MAX_REDIRECTS = 3
+#: The redirects that keep the method and the body; the only ones followed.
+_KEEPING = (307, 308)
+#: The statuses that redirect (with a ``Location``).
+_REDIRECTS = (301, 302, 303, 307, 308)
+
+
+class RedirectRefused(TransportClosed):
+    """The server redirected a request somewhere the transport does not follow (``check`` is ``"redirect"``)."""
+
+    check = "redirect"
 
 
 def is_plain(session: requests.Session) -> bool:
@@ -119,6 +141,83 @@ def send(session: requests.Session, route: Route, verb: str, headers: Mapping[st
     if "set-cookie" in response.headers or "set-cookie2" in response.headers:
         extract_cookies_to_jar(cookies, prepared, response.raw)  # type: ignore[no-untyped-call]
     return response
+
+
+class Endpoint:
+    """Every request to one MCP endpoint: through :func:`send` when the session is plain, redirects
+    followed only within the endpoint's origin."""
+
+    def __init__(self, session: requests.Session, url: str, origin: str, verify: Any) -> None:
+        self.session = session
+        self.url = url
+        self.origin = origin
+        self.verify = verify
+        #: The session sends as requests.Session does: requests go out through :func:`send`.
+        self.plain = is_plain(session)
+        #: URL -> what its requests share, worked out on first use.
+        self.routes: dict[str, Route] = {}
+        #: No proxy carries the requests (:func:`goes_direct`), as the environment says now.
+        self.direct = goes_direct(session, url, verify)
+
+    def request(self, verb: str, headers: Mapping[str, str], data: Optional[bytes], timeouts: tuple[float, float]) -> requests.Response:
+        """Send one request to the endpoint (``stream=True``), following only redirects that keep it as it is.
+
+        ``requests`` would follow any redirect, and with it send the caller's
+        headers (only ``Authorization`` is dropped) and, on a 307 or 308, the
+        body to wherever the server points. Here a redirect is followed only
+        when it is a 307 or 308 within the server's origin (the request goes
+        to this origin with the new path, whatever else the ``Location``
+        says), at most :data:`MAX_REDIRECTS` times; any other redirect is
+        refused with :class:`RedirectRefused`, naming the origins only.
+        """
+        held: list[str] = []
+
+        def hold_location(response: requests.Response, *args: Any, **kwargs: Any) -> requests.Response:
+            # Even told not to follow, requests parses a Location and prepares the request it
+            # names (and may raise on a malformed one): take it away before requests sees it.
+            if response.status_code in _REDIRECTS and "Location" in response.headers:
+                held.append(response.headers.pop("Location"))
+            return response
+
+        url = self.url
+        session = self.session
+        for _ in range(MAX_REDIRECTS + 1):
+            held.clear()
+            if self.plain:  # the same request, without the per-request work that gives the same answer
+                route = self.routes.get(url)
+                if route is None:
+                    route = self.routes[url] = Route(session, url, self.verify)
+                response = hold_location(send(session, route, verb, headers, data, timeouts))
+            else:
+                # a request's hooks replace the session's: the session's go first, as on the other path
+                hooks = [*session.hooks.get("response", ()), hold_location]
+                response = session.request(
+                    verb, url, data=data, headers=headers, timeout=timeouts, stream=True, verify=self.verify,
+                    allow_redirects=False, hooks={"response": hooks},
+                )
+            if not held:
+                return response
+            response.close()
+            url = self._redirect_target(url, held[0], response.status_code)
+        raise RedirectRefused(f"the server at {self.origin} redirected a request more than {MAX_REDIRECTS} times")
+
+    def _redirect_target(self, url: str, location: str, status: int) -> str:
+        """The URL a redirect is followed to (on this origin), or :class:`RedirectRefused`."""
+        try:
+            parts = urlsplit(urljoin(url, location))
+            parts.port  # noqa: B018 - raises ValueError for a port out of range
+        except ValueError:
+            parts = None
+        if parts is None or parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+            raise RedirectRefused(f"the server at {self.origin} redirected a request to an unusable address")
+        target = origin_of(urlunsplit(parts))
+        if target != self.origin:
+            shown = reflect.text(target, 300)
+            raise RedirectRefused(f"the server at {self.origin} redirected a request to another origin ({shown}); not followed")
+        if status not in _KEEPING:
+            raise RedirectRefused(f"the server at {self.origin} answered HTTP {status}; only a 307 or 308 within its origin is followed")
+        own = urlsplit(self.url)
+        return urlunsplit((own.scheme, own.netloc, parts.path or "/", parts.query, ""))
 
 
 def chunks(response: requests.Response) -> Iterator[bytes]:

@@ -22,10 +22,10 @@ Every header comes from the :class:`Outgoing` the client sends with the
 message: the transport never decodes what it sends. ``requests`` errors are
 mapped at one place, ``_post``, to :class:`TransportClosed` (or
 :class:`TransportAuthError` for 401 and 403).
-Every request (POST, GET, DELETE) goes through ``_request``, which follows a
-redirect only when it is a 307 or 308 within the server's origin, so the
-caller's headers and a request's body never reach another origin
-(:class:`RedirectRefused`).
+Every request (POST, GET, DELETE) goes through ``_send.Endpoint.request``,
+which follows a redirect only when it is a 307 or 308 within the server's
+origin, so the caller's headers and a request's body never reach another
+origin (``_send.RedirectRefused``).
 
 ``requests`` is imported only when an HTTP transport is built.
 """
@@ -37,7 +37,7 @@ import json
 import logging
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
-from urllib.parse import urljoin, urlsplit, urlunsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from .. import _clock, reflect
 from .._protocol.eras import MODERN
@@ -46,6 +46,7 @@ from .._protocol.jsonrpc import RequestId, decode
 from .._protocol.limits import DEFAULT_LIMITS, LimitExceeded
 from .._protocol.oauth import OAuthRefused
 from .._protocol.sse import SSEDecoder, SSEEventTooLarge, SSELimitError
+from .._protocol.urls import origin_of
 from .._runtime import RealBudget
 from .._runtime.workers import HandlerPool
 from ._providers import BearerProvider, add_authorization, is_bearer_provider
@@ -84,33 +85,8 @@ Auth = Callable[["requests.PreparedRequest"], "requests.PreparedRequest"]
 
 #: The most times one request is sent again after a 401 or 403 that an OAuth provider answered.
 MAX_AUTH_ATTEMPTS = 3
-#: The most redirects followed for one request (each a 307 or 308 within the server's origin).
-MAX_REDIRECTS = 3
 #: The thread pools of a transport take every request and stream: their count is the callers' business.
 _UNBOUNDED = 1 << 30
-#: The redirects that keep the method and the body; the only ones followed.
-_KEEPING = (307, 308)
-#: The statuses that redirect (with a ``Location``).
-_REDIRECTS = (301, 302, 303, 307, 308)
-
-
-class RedirectRefused(TransportClosed):
-    """The server redirected a request somewhere the transport does not follow (``check`` is ``"redirect"``)."""
-
-    check = "redirect"
-
-
-def origin_of(url: str) -> str:
-    """``scheme://host[:port]`` of a URL (the port only when not the scheme's default)."""
-    parts = urlsplit(url)
-    host = (parts.hostname or "").lower()
-    if ":" in host:
-        host = f"[{host}]"
-    default = {"https": 443, "http": 80}.get(parts.scheme.lower())
-    port = parts.port
-    return f"{parts.scheme.lower()}://{host}" + (f":{port}" if port is not None and port != default else "")
-
-
 class _Stream:
     """One open SSE response (a POST's or the GET stream)."""
 
@@ -184,18 +160,16 @@ class HttpTransport(Transport):
         #: The transport made its session, whose requests can be aborted: a request may be posted
         #: on the caller's thread (:meth:`_post_here`); a session of the caller's is posted on a thread.
         self._own_session = session is None
-        from ._send import goes_direct, is_plain
-
-        #: The session sends as requests.Session does: requests go out through _send.py.
-        self._plain = is_plain(self._session)
-        #: URL -> what its requests share (_send.Route), worked out on first use.
-        self._routes: dict[str, Any] = {}
         self._session.verify = verify
         #: An explicit verify (a CA bundle path, or False) goes with each request, so that
         #: REQUESTS_CA_BUNDLE, which requests would otherwise let win, cannot override it.
         self._verify: Any = None if verify is True else verify
+        from ._send import Endpoint
+
+        #: Every request goes out through it: what a URL's requests share, redirects (_send.py).
+        self._endpoint = Endpoint(self._session, url, self.origin, self._verify)
         #: No proxy carries the requests (HTTP(S)_PROXY): their connections are the transport's to abort.
-        self._direct = self._own_session and goes_direct(self._session, url, self._verify)
+        self._direct = self._own_session and self._endpoint.direct
         #: An OAuth provider, which sets the Authorization header of every request itself.
         self._bearer: Optional[BearerProvider] = auth if is_bearer_provider(auth) else None
         if auth is not None and self._bearer is None:
@@ -386,7 +360,7 @@ class HttpTransport(Transport):
         if self.session_id is not None:
             try:
                 timeouts = (min(2.0, self._timeouts[0]), max(0.1, min(2.0, budget.left)))
-                self._request("DELETE", self._base_headers("DELETE"), None, timeouts).close()
+                self._endpoint.request("DELETE", self._base_headers("DELETE"), None, timeouts).close()
             except Exception:  # noqa: BLE001 - a failed DELETE only leaves the session to expire
                 log.debug("mcp_input_sync: DELETE of the HTTP session failed", exc_info=True)
         self._session.close()
@@ -418,67 +392,6 @@ class HttpTransport(Transport):
                     headers[f"Mcp-Param-{header}"] = header_value(text)
         return headers
 
-    def _request(self, verb: str, headers: Mapping[str, str], data: Optional[bytes], timeouts: tuple[float, float]) -> "requests.Response":
-        """Send one request to the endpoint (``stream=True``), following only redirects that keep it as it is.
-
-        ``requests`` would follow any redirect, and with it send the caller's
-        headers (only ``Authorization`` is dropped) and, on a 307 or 308, the
-        body to wherever the server points. Here a redirect is followed only
-        when it is a 307 or 308 within the server's origin (the request goes
-        to this origin with the new path, whatever else the ``Location``
-        says), at most :data:`MAX_REDIRECTS` times; any other redirect is
-        refused with :class:`RedirectRefused`, naming the origins only.
-        """
-        held: list[str] = []
-
-        def hold_location(response: "requests.Response", *args: Any, **kwargs: Any) -> "requests.Response":
-            # Even told not to follow, requests parses a Location and prepares the request it
-            # names (and may raise on a malformed one): take it away before requests sees it.
-            if response.status_code in _REDIRECTS and "Location" in response.headers:
-                held.append(response.headers.pop("Location"))
-            return response
-
-        url = self.url
-        for _ in range(MAX_REDIRECTS + 1):
-            held.clear()
-            if self._plain:  # the same request, without the per-request work that gives the same answer (_send.py)
-                from . import _send
-
-                route = self._routes.get(url)
-                if route is None:
-                    route = self._routes[url] = _send.Route(self._session, url, self._verify)
-                response = hold_location(_send.send(self._session, route, verb, headers, data, timeouts))
-            else:
-                # a request's hooks replace the session's: the session's go first, as on the other path
-                hooks = [*self._session.hooks.get("response", ()), hold_location]
-                response = self._session.request(
-                    verb, url, data=data, headers=headers, timeout=timeouts, stream=True, verify=self._verify,
-                    allow_redirects=False, hooks={"response": hooks},
-                )
-            if not held:
-                return response
-            response.close()
-            url = self._redirect_target(url, held[0], response.status_code)
-        raise RedirectRefused(f"the server at {self.origin} redirected a request more than {MAX_REDIRECTS} times")
-
-    def _redirect_target(self, url: str, location: str, status: int) -> str:
-        """The URL a redirect is followed to (on this origin), or :class:`RedirectRefused`."""
-        try:
-            parts = urlsplit(urljoin(url, location))
-            parts.port  # noqa: B018 - raises ValueError for a port out of range
-        except ValueError:
-            parts = None
-        if parts is None or parts.scheme.lower() not in ("http", "https") or not parts.hostname:
-            raise RedirectRefused(f"the server at {self.origin} redirected a request to an unusable address")
-        target = origin_of(urlunsplit(parts))
-        if target != self.origin:
-            shown = reflect.text(target, 300)
-            raise RedirectRefused(f"the server at {self.origin} redirected a request to another origin ({shown}); not followed")
-        if status not in _KEEPING:
-            raise RedirectRefused(f"the server at {self.origin} answered HTTP {status}; only a 307 or 308 within its origin is followed")
-        own = urlsplit(self.url)
-        return urlunsplit((own.scheme, own.netloc, parts.path or "/", parts.query, ""))
-
     def _resend(self, data: bytes, info: Outgoing) -> None:
         """The server forgot the session: start a new one at once and re-send once."""
         self._reinitialise()
@@ -497,7 +410,7 @@ class HttpTransport(Transport):
             headers = self._headers_for(info)  # an OAuth refresh here is out of the handle's reach
             try:
                 with abortable(handle):
-                    response = self._request("POST", headers, data, self._timeouts if handle is None else handle.bound(self._timeouts))
+                    response = self._endpoint.request("POST", headers, data, self._timeouts if handle is None else handle.bound(self._timeouts))
             except requests.RequestException as exc:
                 raise TransportClosed(f"cannot reach {self.shown_url}: {reflect.text(why_unreachable(exc), 300)}") from exc
             if response.status_code not in (401, 403):
@@ -672,7 +585,7 @@ class HttpTransport(Transport):
         headers["Accept"] = "text/event-stream"
         headers["Last-Event-ID"] = last_event_id
         try:
-            response = self._request("GET", headers, None, self._timeouts)
+            response = self._endpoint.request("GET", headers, None, self._timeouts)
         except (requests.RequestException, TransportClosed) as exc:
             log.debug("mcp_input_sync: the response stream was not resumed: %s", exc)
             return False
@@ -691,11 +604,14 @@ class HttpTransport(Transport):
         headers = self._base_headers("GET")
         headers["Accept"] = "text/event-stream"
         try:
-            response = self._request("GET", headers, None, self._timeouts)
-        except RedirectRefused as exc:
-            log.warning("mcp_input_sync: GET stream not opened: %s", exc)
+            response = self._endpoint.request("GET", headers, None, self._timeouts)
+        except TransportClosed as exc:
+            if exc.check == "redirect":  # a redirect refused (_send.RedirectRefused)
+                log.warning("mcp_input_sync: GET stream not opened: %s", exc)
+            else:
+                log.debug("mcp_input_sync: GET stream not opened: %s", exc)
             return
-        except (requests.RequestException, TransportClosed) as exc:
+        except requests.RequestException as exc:
             log.debug("mcp_input_sync: GET stream not opened: %s", exc)
             return
         kind = response.headers.get("Content-Type", "").split(";")[0].strip().lower()

@@ -15,7 +15,7 @@ from mcp_input_sync._protocol.headers import header_value
 from mcp_input_sync.transports.http import HttpTransport
 
 from .harness import tool_json, tool_text
-from .http_peers import http_peer
+from .http_peers import free_port, http_peer
 from .test_modern import Answers
 from .tiny_http import Reply, Seen, TinyServer, rpc, sse
 
@@ -357,3 +357,15 @@ def test_legacy_http_cancels_with_a_notification(tiny: list[TinyServer]) -> None
             assert cancelled and cancelled[0].body["params"]["requestId"] == call_post.body["id"]
     finally:
         release.put(True)
+
+
+def test_a_proxy_that_cannot_be_reached_is_named_without_its_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a stale HTTP_PROXY is a common cause of "cannot reach": the error says which proxy, not its password
+    monkeypatch.setenv("HTTP_PROXY", f"http://user:s3cret@127.0.0.1:{free_port()}")
+    for name in ("NO_PROXY", "no_proxy", "http_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(mis.ClientError) as info:
+        mis.connect_http(f"http://127.0.0.1:{free_port()}/mcp", timeout=WAIT)
+    text = str(info.value)
+    assert info.value.kind == "transport" and "through the proxy http://127.0.0.1:" in text and "HTTP_PROXY" in text, text
+    assert "s3cret" not in text and "user" not in text, text

@@ -94,17 +94,24 @@ class Route:
         self.found_auth: Any = netrc or (from_url if any(from_url) else None)
 
 
-def goes_direct(session: requests.Session, url: str, verify: Any) -> bool:
-    """True when no proxy carries requests to ``url``: the session's ``proxies``, and the
-    environment's (``HTTP(S)_PROXY``, ``NO_PROXY``) when the session trusts it.
+def proxy_for(session: requests.Session, url: str, verify: Any) -> Optional[str]:
+    """The origin of the proxy that carries requests to ``url`` (never its credentials), or None.
 
-    A proxied request goes through ``urllib3``'s own pools, whose connections an
+    The session's ``proxies``, and the environment's (``HTTP(S)_PROXY``,
+    ``NO_PROXY``) when the session trusts it. A proxied request goes through
+    ``urllib3``'s own pools, whose connections an
     :class:`~mcp_input_sync.transports._abortable.Abort` cannot reach.
     """
     from requests.utils import select_proxy
 
     proxies = session.merge_environment_settings(url, {}, True, verify, None).get("proxies") or {}
-    return select_proxy(url, proxies) is None
+    proxy = select_proxy(url, proxies)
+    if not proxy:
+        return None
+    try:
+        return origin_of(proxy if "://" in proxy else "http://" + proxy)
+    except ValueError:  # a port out of range: requests will say so when it sends
+        return "a proxy"
 
 
 def send(session: requests.Session, route: Route, verb: str, headers: Mapping[str, str], data: Optional[bytes], timeouts: tuple[float, float]) -> requests.Response:
@@ -156,8 +163,8 @@ class Endpoint:
         self.plain = is_plain(session)
         #: URL -> what its requests share, worked out on first use.
         self.routes: dict[str, Route] = {}
-        #: No proxy carries the requests (:func:`goes_direct`), as the environment says now.
-        self.direct = goes_direct(session, url, verify)
+        #: The origin of the proxy that carries the requests (:func:`proxy_for`), as the environment says now; None: none.
+        self.proxy = proxy_for(session, url, verify)
 
     def request(self, verb: str, headers: Mapping[str, str], data: Optional[bytes], timeouts: tuple[float, float]) -> requests.Response:
         """Send one request to the endpoint (``stream=True``), following only redirects that keep it as it is.

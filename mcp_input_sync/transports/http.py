@@ -169,7 +169,7 @@ class HttpTransport(Transport):
         #: Every request goes out through it: what a URL's requests share, redirects (_send.py).
         self._endpoint = Endpoint(self._session, url, self.origin, self._verify)
         #: No proxy carries the requests (HTTP(S)_PROXY): their connections are the transport's to abort.
-        self._direct = self._own_session and self._endpoint.direct
+        self._direct = self._own_session and self._endpoint.proxy is None
         #: An OAuth provider, which sets the Authorization header of every request itself.
         self._bearer: Optional[BearerProvider] = auth if is_bearer_provider(auth) else None
         if auth is not None and self._bearer is None:
@@ -412,7 +412,9 @@ class HttpTransport(Transport):
                 with abortable(handle):
                     response = self._endpoint.request("POST", headers, data, self._timeouts if handle is None else handle.bound(self._timeouts))
             except requests.RequestException as exc:
-                raise TransportClosed(f"cannot reach {self.shown_url}: {reflect.text(why_unreachable(exc), 300)}") from exc
+                proxy = self._endpoint.proxy  # a stale HTTP(S)_PROXY is a common cause: name it
+                via = f" through the proxy {proxy} (HTTP_PROXY or HTTPS_PROXY; NO_PROXY names hosts reached directly)" if proxy else ""
+                raise TransportClosed(f"cannot reach {self.shown_url}{via}: {reflect.text(why_unreachable(exc), 300)}") from exc
             if response.status_code not in (401, 403):
                 break
             response.close()

@@ -5,15 +5,18 @@ refines the host's ``OAuth`` for one server (docs/config.md). With
 ``"grant"`` the object describes how the client gets tokens as itself
 (docs/oauth.md#machine-identity):
 
-* ``"client_credentials"``: ``clientId`` and ``issuer`` with ``clientSecret``
-  (and ``authMethod``), or with ``privateKey`` / ``privateKeyFile`` (and
+* ``"client_credentials"``: ``clientId`` with ``clientSecret`` (and
+  ``authMethod``), or with ``privateKey`` / ``privateKeyFile`` (and
   ``algorithm``);
 * ``"workload_identity"``: ``assertionFile`` (read afresh for each token: a
-  platform token file) or ``assertion``, and ``issuer``, ``clientId``;
+  platform token file) or ``assertion``, and ``clientId``;
 * ``"enterprise_managed"``: ``identityAssertionFile`` or
   ``identityAssertion``, ``idpTokenEndpoint``, ``idpClientId``,
   ``idpClientSecret``, ``subjectTokenType``, and the client at the
   authorization server as for client credentials.
+
+Every grant needs ``issuer`` (or ``authorizationServer``): its credentials
+go to that authorization server only.
 
 Values come already expanded (``${env:...}`` and the rest); a grant that
 cannot be made raises ``ValueError``, which the caller reports as the file's
@@ -84,6 +87,11 @@ def file_grant(oauth: Mapping[str, Any]) -> Optional["Grant"]:
     from .oauth import ClientCredentials, EnterpriseManaged, WorkloadIdentity
 
     issuer = _text(oauth, "issuer") or _text(oauth, "authorizationServer")
+    if not issuer:
+        raise ValueError(
+            f"oauth.issuer is needed for the {kind} grant: its credentials go only to the authorization server the file names, "
+            "never to one the server names"
+        )
     key = _text(oauth, "privateKey") or _text(oauth, "privateKeyFile")
     if kind == "client_credentials":
         client_id = _text(oauth, "clientId")

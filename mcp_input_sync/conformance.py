@@ -203,7 +203,11 @@ def _context() -> JsonDict:
 
 
 def _issuer_of(url: str) -> Optional[str]:
-    """The issuer of ``url``'s authorization server, found as a login finds it (the runner's context does not name it)."""
+    """The issuer of ``url``'s authorization server, found as a login finds it (the runner's context does not name it).
+
+    A host names the issuer its credentials belong to; the conformance client stands in for that host, and the
+    runner's own authorization server is the one it was given credentials for.
+    """
     finder = OAuth(timeout=10.0)  # its fetcher keeps discovery to where a login's may go
     try:
         return flow.discover(finder.fetcher.toward(url), url, None).metadata.issuer
@@ -219,9 +223,9 @@ def _grant(scenario: str, url: str, text: Callable[[str], Optional[str]]) -> Opt
     if scenario == "auth/client-credentials-basic":
         return ClientCredentials(client_id, secret=text("client_secret"), issuer=_issuer_of(url))
     if scenario == "auth/client-credentials-jwt":
-        return ClientCredentials(client_id, private_key=text("private_key_pem"), algorithm=text("signing_algorithm"))
+        return ClientCredentials(client_id, private_key=text("private_key_pem"), algorithm=text("signing_algorithm"), issuer=_issuer_of(url))
     if scenario == "auth/wif-jwt-bearer":
-        return WorkloadIdentity(text("valid_jwt") or "")
+        return WorkloadIdentity(text("valid_jwt") or "", issuer=_issuer_of(url))
     if scenario in ("auth/enterprise-managed-authorization", "auth/cross-app-access-complete-flow"):
         return EnterpriseManaged(
             identity_assertion=text("idp_id_token") or "", idp_token_endpoint=text("idp_token_endpoint") or "",

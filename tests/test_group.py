@@ -146,7 +146,7 @@ def test_a_files_machine_grant_needs_no_oauth_of_the_hosts_and_a_bad_one_is_the_
         servers = mis.load_config(
             {"mcpServers": {
                 "cc": {"url": peer.url, "oauth": {"grant": "client_credentials", "clientId": "worker", "clientSecret": "${S}", "issuer": peer.origin}},
-                "wif": {"url": peer.url, "oauth": {"grant": "workload_identity", "assertionFile": str(token)}},
+                "wif": {"url": peer.url, "oauth": {"grant": "workload_identity", "assertionFile": str(token), "issuer": peer.origin}},
             }},
             environ={"S": "w-s3cret"},
         )
@@ -154,10 +154,13 @@ def test_a_files_machine_grant_needs_no_oauth_of_the_hosts_and_a_bad_one_is_the_
             with mis.connect(servers[name], protocol="legacy") as client:
                 assert client.call_tool("whoami", {})["content"][0]["text"] == "mcp"
         assert [f["grant_type"] for f in peer.machine_forms] == ["client_credentials", "urn:ietf:params:oauth:grant-type:jwt-bearer"]
-        for oauth in ({"grant": "client_credentials", "clientId": "w", "clientSecret": "x"}, {"grant": "password"}):
+        unnamed = ({"grant": "client_credentials", "clientId": "w", "clientSecret": "x"}, {"grant": "workload_identity", "assertion": "eyJ.a.b"})
+        for oauth in (*unnamed, {"grant": "password"}):
             bad = mis.load_config({"mcpServers": {"s": {"url": peer.url, "oauth": oauth}}})
-            with pytest.raises(mis.ConfigError, match="oauth"):
+            with pytest.raises(mis.ConfigError, match="oauth") as refused:
                 mis.connect(bad["s"], protocol="legacy")
+            assert oauth["grant"] == "password" or "oauth.issuer is needed" in str(refused.value)
+        assert peer.counts["machine"] == 2  # the two good servers' token requests; the file without an issuer sent nothing
     finally:
         peer.close()
 

@@ -150,7 +150,7 @@ def test_a_key_signs_with_its_own_algorithm_and_a_wrong_one_is_refused_when_made
 def test_without_pyjwt_a_configuration_that_signs_fails_when_made_naming_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "jwt", None)
     with pytest.raises(ValueError, match=r"mcp_input_sync\[jwt\]"):
-        ClientCredentials("app", private_key=pem(EC_KEY))
+        ClientCredentials("app", private_key=pem(EC_KEY), issuer="https://as.example")
     ClientCredentials("app", secret="s", issuer="https://as.example")  # a secret signs nothing
 
 
@@ -162,7 +162,9 @@ def test_without_pyjwt_a_configuration_that_signs_fails_when_made_naming_the_ext
         ({"secret": "s"}, "issuer"),
         ({"secret": "s", "issuer": "https://as", "algorithm": "ES256"}, "algorithm"),
         ({"secret": "s", "issuer": "https://as", "method": "private_key_jwt"}, "method must be"),
-        ({"private_key": pem(EC_KEY), "method": "client_secret_post"}, "method= goes with a secret"),
+        ({"private_key": pem(EC_KEY), "issuer": "https://as", "method": "client_secret_post"}, "method= goes with a secret"),
+        ({"private_key": pem(EC_KEY)}, "issuer="),
+        ({"secret": "s", "issuer": ""}, "issuer must be"),
     ],
 )
 def test_credentials_that_cannot_work_fail_when_made(kwargs: dict[str, Any], why: str) -> None:
@@ -172,8 +174,8 @@ def test_credentials_that_cannot_work_fail_when_made(kwargs: dict[str, Any], why
 
 def test_no_repr_shows_a_secret_a_key_or_an_assertion() -> None:
     shown = repr(OAuth(grant=ClientCredentials("app", secret="s3cret-value", issuer="https://as.example")))
-    shown += repr(ClientCredentials("app", private_key=pem(EC_KEY)))
-    shown += repr(WorkloadIdentity("eyJhbGciOi.assertion-value.sig"))
+    shown += repr(ClientCredentials("app", private_key=pem(EC_KEY), issuer="https://as.example"))
+    shown += repr(WorkloadIdentity("eyJhbGciOi.assertion-value.sig", issuer="https://as.example"))
     shown += repr(EnterpriseManaged(identity_assertion="id-token-value", idp_token_endpoint="https://idp.example/token", client_id="app", secret="s3cret-value", issuer="https://as.example"))
     for secret in ("s3cret-value", "PRIVATE KEY", "assertion-value", "id-token-value"):
         assert secret not in shown
@@ -213,7 +215,7 @@ def test_a_worker_calls_as_itself_with_its_secret_and_the_secret_is_kept_out_of_
 def test_a_private_key_signs_a_fresh_assertion_for_the_issuer_each_time(peer: OAuthPeer) -> None:
     peer.metadata["token_endpoint_auth_signing_alg_values_supported"] = ["ES256"]
     peer.expires_in = 120
-    auth = OAuth(grant=ClientCredentials("worker", private_key=pem(EC_KEY)), refresh_margin=60)
+    auth = OAuth(grant=ClientCredentials("worker", private_key=pem(EC_KEY), issuer=peer.origin), refresh_margin=60)
     with freeze_time("2026-12-03 12:00:00") as frozen, connect(peer, auth) as client:
         client.call_tool("whoami")
         frozen.tick(90)  # within the margin: asked again before the next request
@@ -228,7 +230,7 @@ def test_a_private_key_signs_a_fresh_assertion_for_the_issuer_each_time(peer: OA
 def test_an_algorithm_the_server_does_not_list_fails_before_any_token_request(peer: OAuthPeer) -> None:
     peer.metadata["token_endpoint_auth_signing_alg_values_supported"] = ["RS256"]
     with pytest.raises(mis.ClientError) as failed:
-        connect(peer, OAuth(grant=ClientCredentials("worker", private_key=pem(EC_KEY))))
+        connect(peer, OAuth(grant=ClientCredentials("worker", private_key=pem(EC_KEY), issuer=peer.origin)))
     assert failed.value.kind == "auth" and failed.value.check == "client" and "ES256" in str(failed.value)
     assert peer.counts["machine"] == 0
 
@@ -248,7 +250,7 @@ def test_threads_that_meet_the_401_at_once_ask_for_one_token(peer: OAuthPeer) ->
 
 
 def test_a_refused_workload_assertion_is_never_sent_again_and_no_other_grant_is_tried(peer: OAuthPeer) -> None:
-    auth = OAuth(grant=WorkloadIdentity("eyJ.refused.sig"))
+    auth = OAuth(grant=WorkloadIdentity("eyJ.refused.sig", issuer=peer.origin))
     for _ in range(2):
         with pytest.raises(mis.ClientError) as failed:
             connect(peer, auth)
@@ -260,7 +262,7 @@ def test_a_refused_workload_assertion_is_never_sent_again_and_no_other_grant_is_
 def test_a_callable_fetches_a_fresh_workload_assertion_each_time(peer: OAuthPeer) -> None:
     peer.good_assertions = {"eyJ.one.sig", "eyJ.two.sig"}
     handed = iter(["eyJ.one.sig", "eyJ.two.sig"])
-    auth = OAuth(grant=WorkloadIdentity(lambda: next(handed)))
+    auth = OAuth(grant=WorkloadIdentity(lambda: next(handed), issuer=peer.origin))
     with connect(peer, auth) as client:
         client.call_tool("whoami")
         peer.revoke_all()
@@ -297,15 +299,42 @@ def test_each_leg_of_enterprise_managed_authorization_names_itself_when_it_fails
     assert failed.value.check == "token" and "ID-JAG" in str(failed.value) and "wrong" not in str(failed.value)
 
 
-def test_a_grant_bound_to_an_issuer_is_never_presented_to_another(peer: OAuthPeer) -> None:
-    auth = OAuth(grant=ClientCredentials("worker", secret="w-s3cret", issuer="https://as.elsewhere.example"))
+def test_every_grant_that_sends_a_reusable_credential_needs_the_issuer_named() -> None:
+    # A server's metadata could name any authorization server: a workload assertion, an identity assertion or a
+    # client assertion sent there could be replayed at the real one. So no grant goes out without the host's issuer.
+    made = [
+        lambda: WorkloadIdentity("eyJ.platform.token"),
+        lambda: WorkloadIdentity(lambda: "eyJ.platform.token", client_id="app"),
+        lambda: ClientCredentials("app", private_key=pem(EC_KEY)),
+        lambda: EnterpriseManaged(identity_assertion="idtok", idp_token_endpoint="https://idp.example/token", client_id="app", secret="s"),
+        lambda: EnterpriseManaged(identity_assertion="idtok", idp_token_endpoint="https://idp.example/token", client_id="app", private_key=pem(EC_KEY)),
+    ]
+    for make in made:
+        with pytest.raises(ValueError, match=r"needs issuer= \(the authorization server it belongs to\)"):
+            make()
+
+
+@pytest.mark.parametrize("kind", ["secret", "key", "workload", "enterprise"])
+def test_a_grant_bound_to_an_issuer_is_never_presented_to_another(peer: OAuthPeer, kind: str) -> None:
+    peer.good_id_tokens = {"idtok"}
+    peer.metadata["token_endpoint_auth_signing_alg_values_supported"] = ["ES256"]
+    elsewhere = "https://as.elsewhere.example"
+    grants = {
+        "secret": lambda: ClientCredentials("worker", secret="w-s3cret", issuer=elsewhere),
+        "key": lambda: ClientCredentials("worker", private_key=pem(EC_KEY), issuer=elsewhere),
+        "workload": lambda: WorkloadIdentity("eyJ.platform.token", issuer=elsewhere),
+        "enterprise": lambda: EnterpriseManaged(
+            identity_assertion="idtok", idp_token_endpoint=peer.origin + "/idp/token", client_id="worker", secret="w-s3cret", issuer=elsewhere,
+        ),
+    }
     with pytest.raises(mis.ClientError) as failed:
-        connect(peer, auth)
-    assert failed.value.check == "issuer" and peer.counts["machine"] == 0
+        connect(peer, OAuth(grant=grants[kind]()))
+    assert failed.value.check == "issuer" and "not the one these credentials belong to" in str(failed.value)
+    assert peer.counts["machine"] == 0 and peer.machine_forms == []  # no token request and no exchange reached anyone
 
 
 def test_a_grant_has_no_login_to_begin(peer: OAuthPeer) -> None:
-    auth = OAuth(grant=WorkloadIdentity("eyJ.a.b"))
+    auth = OAuth(grant=WorkloadIdentity("eyJ.a.b", issuer=peer.origin))
     with pytest.raises(mis.ClientError) as failed:
         auth.begin(peer.url, "https://app.example/callback")
     assert failed.value.check == "grant"

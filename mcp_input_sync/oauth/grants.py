@@ -67,7 +67,8 @@ class Grant:
     kind = "grant"
     #: The client id the tokens are kept under ("" when the grant names none).
     client_id = ""
-    #: The issuer the grant's credentials belong to (None: whichever the server names).
+    #: The issuer the grant's credentials belong to; the library's grants require it. None (a grant of
+    #: the host's own that sends no reusable credential): whichever authorization server the server names.
     issuer: Optional[str] = None
 
     def obtain(self, fetcher: Fetcher, discovery: flow.Discovery, scopes: Optional[Sequence[str]]) -> Tokens:
@@ -95,15 +96,24 @@ def _client_auth(client_id: str, secret: Optional[str], key: Optional[SigningKey
     return ClientAuth("private_key_jwt", client_id, key.sign(claims))
 
 
+def _named_issuer(issuer: Optional[str], what: str) -> str:
+    """The issuer a credential belongs to, which the host must name: a server could name any authorization server in its metadata."""
+    if issuer is None:
+        raise ValueError(
+            f"{what} needs issuer= (the authorization server it belongs to): it is only ever sent there, and a server could name any "
+            "authorization server in its metadata"
+        )
+    return _non_empty(issuer, "issuer")
+
+
 def _credentials(secret: Optional[str], private_key: Optional[KeySource], algorithm: Optional[str], method: Optional[str], issuer: Optional[str]) -> Optional[SigningKey]:
     """Check a client's credentials as given (one of a secret or a key); the key, made."""
     if (secret is None) == (private_key is None):
         raise ValueError("give exactly one of secret= and private_key=")
+    _named_issuer(issuer, "a client secret" if secret is not None else "a private key (its signed assertion)")
     if secret is not None:
         if not isinstance(secret, str) or not secret:
             raise ValueError("secret must be a non-empty string")
-        if issuer is None:
-            raise ValueError("a client secret needs issuer=: a secret is only ever sent to the authorization server it belongs to")
         if algorithm is not None:
             raise ValueError("algorithm= goes with private_key=, not with a secret")
         if method is not None and method not in _METHODS:
@@ -140,13 +150,14 @@ class ClientCredentials(Grant):
         method: ``"client_secret_basic"`` or ``"client_secret_post"`` to
             choose how the secret goes.
         issuer: the issuer of the authorization server the credentials
-            belong to. Required with a secret; with a key, the assertion is
-            bound to the issuer it is signed for.
+            belong to (required): the secret, or the assertion the key
+            signs, goes to that authorization server and no other.
 
     Raises:
         ValueError: at construction, for credentials that cannot work (both
             or neither of secret and key, a key of the wrong kind, an
-            algorithm that does not fit it, signing without the ``jwt`` extra).
+            algorithm that does not fit it, signing without the ``jwt`` extra,
+            no ``issuer``).
     """
 
     kind = "client_credentials"
@@ -215,7 +226,9 @@ class WorkloadIdentity(Grant):
             a metadata endpoint). It is sent unchanged; nothing is signed here.
         client_id: sent beside the assertion when the authorization server
             wants one (usually none: the assertion identifies the workload).
-        issuer: the issuer of the authorization server the assertion is for.
+        issuer: the issuer of the authorization server the assertion is for
+            (required): the assertion is a bearer credential, sent to that
+            authorization server and no other.
 
     A token request the authorization server refuses is not sent again: a
     fixed assertion that was refused is never sent again (the call fails
@@ -227,7 +240,7 @@ class WorkloadIdentity(Grant):
     def __init__(self, assertion: AssertionSource, *, client_id: Optional[str] = None, issuer: Optional[str] = None) -> None:
         self._assertion = _Assertion(assertion, "workload assertion")
         self.client_id = "" if client_id is None else _non_empty(client_id, "client_id")
-        self.issuer = issuer
+        self.issuer = _named_issuer(issuer, "a workload assertion")
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -267,7 +280,9 @@ class EnterpriseManaged(Grant):
         client_id: this client's id at the authorization server.
         secret: its secret there (``issuer`` required), or ``private_key``
             (and ``algorithm``) to sign a client assertion instead.
-        issuer: the authorization server's issuer.
+        issuer: the authorization server's issuer (required): the ID-JAG is
+            asked for that audience and sent there, and the client's own
+            credentials go nowhere else.
         idp_client_id, idp_client_secret: this client at the identity
             provider (the secret goes in the form).
         subject_token_type: ``"id_token"`` (default) or ``"saml2"``.
@@ -295,6 +310,7 @@ class EnterpriseManaged(Grant):
             raise ValueError("idp_token_endpoint must be an https URL (or http to a loopback address)")
         self.idp_token_endpoint = endpoint
         self.client_id = _non_empty(client_id, "client_id")
+        _named_issuer(issuer, "enterprise-managed authorization (an ID-JAG for it, then the client's credentials)")
         self._key = _credentials(secret, private_key, algorithm, None, issuer)
         self._secret = secret
         self.issuer = issuer

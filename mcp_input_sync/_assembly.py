@@ -71,7 +71,7 @@ def build_core(
     port: Port, opts: Options, name: str, server_id: str, is_live: Callable[[], bool], on_broken: Callable[[], Any]
 ) -> Core:
     """Step 1: the router before the session, which hands it every notification."""
-    stats, era, calls, pump = Stats(), ClientEra(), CallTable(), NotificationPump()
+    stats, era, calls, pump = Stats(), ClientEra(), CallTable(ties_alone=not port.ties_by_stream), NotificationPump()
     router = NotificationRouter(
         handler=opts.handler, calls=calls, stats=stats, client_name=name, server_id=server_id,
         era=era, pump=pump, log_rate_limit=opts.log_rate_limit, log_level=opts.log_level,

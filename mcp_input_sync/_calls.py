@@ -3,7 +3,8 @@
 A *call* is a call_tool, read_resource or get_prompt request that has been
 written and is not yet answered, timed out, cancelled or abandoned (the
 list methods, ping and the handshake are requests, not calls). On stdio a
-server request is tied to the call in flight when there is exactly one
+server request is tied to the call in flight when there is exactly one and
+no call that ended without its result may still be at work on the server
 (docs/reference.md#tying-server-requests-to-calls). An :class:`Inbound` is
 one server request being answered by a callback; a :class:`CallSpec` is what
 one public call asks for beyond its method and params.
@@ -174,16 +175,32 @@ class Call:
         self.waiter = 0
 
 
-class CallTable:
-    """Requests in flight by id, with the one lock that guards them and their clocks."""
+#: How many abandoned calls a table names one by one; past it the connection ties nothing by being alone again.
+MAX_ABANDONED = 256
 
-    def __init__(self) -> None:
+
+class CallTable:
+    """Requests in flight by id, with the one lock that guards them and their clocks.
+
+    It also remembers the *abandoned* calls: those that ended without their
+    result (timeout, cancel, Ctrl-C) and whose late answer has not arrived.
+    The server may still be at work on one and ask for input on its behalf,
+    so while any is remembered no server request is tied to a call for being
+    the only one in flight (it could be the abandoned call's).
+    """
+
+    def __init__(self, ties_alone: bool = True) -> None:
         self.lock = threading.Lock()
+        #: False where every server request names its call (HTTP: by the stream that carried it): nothing to remember.
+        self.ties_alone = ties_alone
         self._by_id: dict[int, Call] = {}
         self._by_progress: dict[str, Call] = {}
         self._calls = 0
-        #: The call in flight when there is exactly one (what a stdio request ties to), else None.
+        #: The call in flight when there is exactly one and none is abandoned (what a stdio request ties to), else None.
         self._sole: Optional[Call] = None
+        #: The ids of abandoned calls; ``_too_many`` once more than MAX_ABANDONED were (it never clears).
+        self._abandoned: set[int] = set()
+        self._too_many = False
         self.closed = False
 
     def add(self, call: Call) -> bool:
@@ -194,7 +211,7 @@ class CallTable:
             self._by_id[call.id] = call
             if call.is_call:
                 self._calls += 1
-                self._sole = call if self._calls == 1 else None
+                self._sole = call if self._calls == 1 and not self._abandoned and not self._too_many else None
             if call.progress_token is not None:
                 self._by_progress[call.progress_token] = call
             return True
@@ -202,23 +219,29 @@ class CallTable:
     def _drop(self, call: Call) -> None:
         if call.is_call:
             self._calls -= 1
-            self._sole = None
-            if self._calls == 1:
-                for other in self._by_id.values():
-                    if other.is_call and other is not call:
-                        self._sole = other
-                        break
+            self._choose_sole(call)
         if call.progress_token is not None:
             self._by_progress.pop(call.progress_token, None)
 
+    def _choose_sole(self, leaving: Optional[Call]) -> None:
+        self._sole = None
+        if self._calls == 1 and not self._abandoned and not self._too_many:
+            for other in self._by_id.values():
+                if other.is_call and other is not leaving:
+                    self._sole = other
+                    break
+
     def pop(self, request_id: Any) -> Optional[Call]:
-        """Take the request a response answers; None for an unknown or finished id."""
+        """Take the request a response answers; None for an unknown or finished id (an abandoned call's late answer)."""
         if type(request_id) is not int:
             return None
         with self.lock:
             call = self._by_id.pop(request_id, None)
             if call is not None:
                 self._drop(call)
+            elif self._abandoned and request_id in self._abandoned:
+                self._abandoned.discard(request_id)  # its late answer: the server is done with it
+                self._choose_sole(None)
             return call
 
     def get(self, request_id: Any) -> Optional[Call]:
@@ -228,8 +251,12 @@ class CallTable:
         with self.lock:
             return self._by_id.get(request_id)
 
-    def forget(self, call: Call) -> Optional[list["Inbound"]]:
+    def forget(self, call: Call, abandoned: bool = False) -> Optional[list["Inbound"]]:
         """Remove a request that ends without its response.
+
+        ``abandoned``: the request went out and the server may still be at
+        work on it (a timeout, a cancel, Ctrl-C): a call is remembered as
+        abandoned until its late answer arrives.
 
         Returns:
             The server requests tied to it when it was still in flight, else None.
@@ -237,8 +264,18 @@ class CallTable:
         with self.lock:
             if self._by_id.pop(call.id, None) is None:
                 return None
+            if abandoned and call.is_call and self.ties_alone:
+                if len(self._abandoned) < MAX_ABANDONED:
+                    self._abandoned.add(call.id)
+                else:
+                    self._too_many = True
             self._drop(call)
             return list(call.tied)
+
+    def abandoned(self) -> int:
+        """How many calls ended without their result and have not had their late answer (-1: too many to name)."""
+        with self.lock:
+            return -1 if self._too_many else len(self._abandoned)
 
     def close(self) -> list[Call]:
         """Refuse new requests and take every one in flight."""
@@ -258,7 +295,8 @@ class CallTable:
 
         The call waiting on its related task; else, over HTTP (``by_stream``),
         the call whose response stream carried it (``stream`` is that call's
-        id); else, on stdio, the only call in flight.
+        id); else, on stdio, the only call in flight, while no call is
+        abandoned (see the class).
         """
         with self.lock:
             chosen: Optional[Call] = None

@@ -363,7 +363,7 @@ class Session:
 
     def abandon(self, call: Call, reason: str) -> None:
         """The call ends without its result: forget it, tell the server, cancel its tied callbacks."""
-        tied = self.calls.forget(call)
+        tied = self.calls.forget(call, abandoned=True)
         if tied is None:
             return
         for inbound in tied:

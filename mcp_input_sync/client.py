@@ -418,6 +418,19 @@ class Client(CallsAPI, SurfaceAPI):
         ``notifications_dropped``, ``logs_dropped``, ``logs_delivered``, ``stuck_callbacks``."""
         return self._stats.snapshot()
 
+    @property
+    def abandoned_calls(self) -> int:
+        """Calls that ended without their result (timeout, ``cancel``, Ctrl-C) whose late answer has not arrived.
+
+        The server may still be at work on them and ask for input on their
+        behalf. Over stdio, where a server request names no call, while this
+        is not 0 a server request is tied to no call (its callbacks see the
+        client's ``assigns``); :class:`ClientPool` retires such a client.
+        Always 0 over HTTP, where each request names its call by the stream
+        that carries it; -1 once more than 256 were abandoned (it stays so).
+        """
+        return self._calls.abandoned()
+
     def close(self, timeout: float = 5.0) -> None:
         """Shut the client down within ``timeout`` real seconds (idempotent).
 

@@ -14,7 +14,10 @@ Over stdio a server request names no call, so the client ties it to a call
 only while that call is the client's only one in flight
 (docs/reference.md#tying-server-requests-to-calls). A leased client runs one
 caller's calls at a time: every server request during a call is tied to it
-and its callbacks see that call's ``assigns``. Clients open lazily, up to
+and its callbacks see that call's ``assigns``. A call that ended without its
+result (timeout, ``cancel``, Ctrl-C) may still be at work on the server and
+ask for input later, when its client serves someone else: the pool retires
+such a client instead of leasing it again. Clients open lazily, up to
 ``max_size``; each is a connection of its own (over stdio, a server process
 of its own).
 """
@@ -46,7 +49,11 @@ class ClientPool:
 
     Thread-safe. A client whose connection broke (it closed itself, or a
     call on it raised ``ClientError(kind="transport")``) is closed and
-    replaced by a fresh one when next needed. :meth:`close`
+    replaced by a fresh one when next needed; so is a client that holds an
+    abandoned call (:attr:`Client.abandoned_calls`: one that timed out, was
+    cancelled or interrupted, and whose late answer has not come), because
+    the server may still ask for input on its behalf, and over stdio that
+    request would reach the next user's call. :meth:`close`
     closes every client, leased or not. The pool starts no thread of its
     own except, in :meth:`close`, one per client to close them together.
     """
@@ -180,6 +187,9 @@ class ClientPool:
         raise ClientError("closed", "the client pool is closed")
 
     def _release(self, client: Client, broken: bool) -> None:
+        # An abandoned call is retired with its client, not waited out: a server that honours the cancel never
+        # answers it, so "until its late answer" may be never, and a client kept out would hold a slot for good.
+        broken = broken or client.abandoned_calls != 0
         with self._cond:
             keep = not broken and not self._closed and client.state is ClientState.OPEN and client in self._all
             if keep:

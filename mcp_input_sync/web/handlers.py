@@ -47,7 +47,8 @@ class WebElicitationHandler(InputHandler):
     A request whose ``assigns`` names no user has no one to answer it: an
     elicitation is declined at once (and logged, with why: a legacy request
     tied to no call came while several calls were in flight on a stdio
-    client; lease one client per call from a :class:`~mcp_input_sync.ClientPool`).
+    client, or after one of its calls had ended without its result; lease
+    one client per call from a :class:`~mcp_input_sync.ClientPool`).
     """
 
     def __init__(
@@ -83,8 +84,9 @@ class WebElicitationHandler(InputHandler):
     def _why_no_user(self, ctx: InputContext) -> str:
         if ctx.era == "legacy" and ctx.related_request_id is None:
             return ("it is tied to no call: over stdio a server request is tied to a call only while that call is "
-                    "the client's only one in flight, and several were (or none was); lease one client per call "
-                    "from mcp_input_sync.ClientPool (docs/web.md#many-users-on-one-stdio-server)")
+                    "the client's only one in flight and no call that ended without its result may still be at work "
+                    "on the server, and several were (or none was, or one had timed out or been cancelled); lease one "
+                    "client per call from mcp_input_sync.ClientPool (docs/web.md#many-users-on-one-stdio-server)")
         return f"the call it came from passed no assigns={{{self.user_key!r}: ...}}"
 
     def _park(self, kind: str, params: dict[str, Any], ctx: InputContext, *, draft: Optional[str] = None, model: str = "human") -> Optional[JsonDict]:

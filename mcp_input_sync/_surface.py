@@ -157,6 +157,26 @@ class SurfaceAPI:
         result: JsonDict = engine.request(method, sent, is_call=False, clock=clock, progress=progress, cancel=cancel)
         return result
 
+    def request_pages(self, method: str, key: str, *, timeout: Seconds = _UNSET, meta: Optional[Mapping[str, Any]] = None) -> list[JsonDict]:
+        """Every item of a paged list method the library does not wrap (an extension's), following ``nextCursor``.
+
+        ``key`` names the list in each page (``"skills"`` for ``skills/list``).
+        The pages are read as :meth:`list_tools` reads its own, with the same
+        bounds: ``limits["listing_bytes"]`` for the items and cursors of all
+        pages together, at most 1 000 pages, no cursor twice.
+
+        Raises:
+            TypeError: ``method`` or ``key`` is not a non-empty str.
+            ValueError: as :meth:`request`, for a method the library owns.
+            ClientError: as every call; ``check="limit"`` over ``listing_bytes``.
+        """
+        if not isinstance(method, str) or not method or not isinstance(key, str) or not key:
+            raise TypeError("method and key must be non-empty str")
+        instead = owned(method)
+        if instead is not None:
+            raise ValueError(f"{method} is the library's own; use {instead}")
+        return self._list(method, timeout, meta, key)
+
     def _plain(self, method: str, params: Optional[JsonDict], timeout: Seconds, meta: Optional[Mapping[str, Any]]) -> JsonDict:
         engine = self._ensure_open()
         result: JsonDict = engine.request(method, with_user_meta(params, meta), is_call=False, clock=self._clock_for(timeout, _UNSET))
@@ -220,7 +240,7 @@ class SurfaceAPI:
         """One page of ``prompts/list``; see :meth:`list_tools_page`."""
         return self._page("prompts/list", cursor, timeout, meta)
 
-    def _list(self, method: str, timeout: Seconds, meta: Optional[Mapping[str, Any]]) -> list[JsonDict]:
+    def _list(self, method: str, timeout: Seconds, meta: Optional[Mapping[str, Any]], key: Optional[str] = None) -> list[JsonDict]:
         engine = self._ensure_open()
         extra = with_user_meta(None, meta)
 
@@ -229,7 +249,7 @@ class SurfaceAPI:
             page: JsonDict = engine.request(page_method, sent, is_call=False, clock=self._clock_for(timeout, _UNSET))
             return page
 
-        return collect_pages(fetch, method, _LISTINGS[method], self._opts.limits["listing_bytes"])
+        return collect_pages(fetch, method, _LISTINGS[method] if key is None else key, self._opts.limits["listing_bytes"])
 
     def _page(self, method: str, cursor: Optional[str], timeout: Seconds, meta: Optional[Mapping[str, Any]]) -> JsonDict:
         if cursor is not None and not isinstance(cursor, str):

@@ -44,8 +44,8 @@ __all__ = ["EXTENSION", "LoadedSkill", "SkillEntry", "SkillFile", "SkillRefused"
 
 log = logging.getLogger("mcp_input_sync")
 
-#: The most pages of ``skills/list`` followed.
-MAX_PAGES = 64
+#: How many refused entries of one listing are kept, with why (:attr:`Skills.refused`); the others are only counted.
+REFUSED_KEPT = 20
 #: What to install to compare frontmatter that is more than flat ``key: value`` lines.
 YAML_EXTRA = "pip install 'mcp_input_sync[skills]'"
 
@@ -148,8 +148,10 @@ class Skills:
     def __init__(self, client: Client, *, allow_dynamic: bool = False) -> None:
         self.client = client
         self.allow_dynamic = allow_dynamic
-        #: The entries of the last :meth:`list` that were refused, with why.
+        #: The first :data:`REFUSED_KEPT` entries of the last :meth:`list` that were refused, with why.
         self.refused: list[SkillRefused] = []
+        #: How many entries the last :meth:`list` refused in all.
+        self.refused_count = 0
 
     def __repr__(self) -> str:
         return f"Skills(client={self.client!r})"
@@ -166,29 +168,37 @@ class Skills:
     def list(self, **options: Any) -> list[SkillEntry]:
         """Every skill the server lists, following ``nextCursor``; no file is read.
 
+        The pages are read by :meth:`Client.request_pages <mcp_input_sync.Client.request_pages>`
+        as ``list_tools`` reads its own: over the client's
+        ``limits["listing_bytes"]`` (all pages together) the listing raises
+        ``ClientError(check="limit")``, past its page cap ``kind="protocol"``.
+
         An entry that may not be loaded (malformed, over the limits) is left
-        out, logged, and kept in :attr:`refused`.
+        out and counted in :attr:`refused_count`; the first
+        :data:`REFUSED_KEPT` are kept in :attr:`refused`, and one warning per
+        listing gives the count (a server may send millions).
         """
         self._need_offer()
+        self.refused, self.refused_count = [], 0
+        listed = self.client.request_pages("skills/list", "skills", **options)  # the client's bounds: listing_bytes, its page cap
         entries: list[SkillEntry] = []
-        self.refused = []
-        cursor: Optional[str] = None
-        for _ in range(MAX_PAGES):
-            page = self.client.request("skills/list", {} if cursor is None else {"cursor": cursor}, **options)
-            listed = page.get("skills")
-            if not isinstance(listed, list):
-                raise ClientError("protocol", "skills/list answered without a list of skills")
-            for item in listed:
-                try:
-                    entries.append(check_entry(item))
-                except SkillProblem as problem:
-                    log.warning("mcp_input_sync: a skill entry of server %s was refused: %s", self.client.server_id, problem.message)
-                    self.refused.append(_refused(problem))
-            following = page.get("nextCursor")
-            if not isinstance(following, str) or not following or following == cursor:
-                return entries
-            cursor = following
-        raise ClientError("protocol", f"skills/list went on for more than {MAX_PAGES} pages")
+        refused: list[SkillRefused] = []
+        count = 0
+        for item in listed:
+            if type(item) is not dict and len(refused) == REFUSED_KEPT:
+                count += 1  # junk past the sample (a page of 0s, say): counted without making its error
+                continue
+            try:
+                entries.append(check_entry(item))
+            except SkillProblem as problem:
+                count += 1
+                if len(refused) < REFUSED_KEPT:
+                    refused.append(_refused(problem))
+        self.refused, self.refused_count = refused, count
+        if count:
+            log.warning("mcp_input_sync: server %s listed %d skill entries that may not be loaded; left out (the first: %s)",
+                        self.client.server_id, count, refused[0].message)
+        return entries
 
     def get(self, uri: str, **options: Any) -> SkillEntry:
         """The entry of one skill by its ``SKILL.md`` URI (``skills/get``), checked as in :meth:`list`."""

@@ -89,6 +89,22 @@ def test_the_openai_request_carries_every_field_and_the_result_the_providers_mod
     assert body["messages"][1]["content"][1] == {"type": "image_url", "image_url": {"url": "data:image/png;base64,aGVsbG8="}}
 
 
+def test_the_hosts_temperature_and_stop_sequences_win_over_the_servers(provider: ProviderStandIn) -> None:
+    provider.script(completion("A cat."), completion("A cat."), message({"type": "text", "text": "A cat."}))
+    chosen = OpenAISampler(provider.openai(), "gpt-4.1", extra={"temperature": 0.9, "stop": ["###"], "top_p": 0.5, "max_completion_tokens": 4000})
+    none_at_all = OpenAISampler(provider.openai(), "gpt-4.1", extra={"temperature": None})
+    stops = AnthropicSampler(provider.anthropic(), "claude-sonnet", extra={"stop_sequences": ["###"]})
+    for sampler in (chosen, none_at_all, stops):
+        assert sample(handler_with(sampler), PARAMS)["content"] == {"type": "text", "text": "A cat."}  # the server asked for 0.2 and END
+    first, second = provider.bodies(CHAT)
+    assert first["temperature"] == 0.9 and first["stop"] == ["###"] and first["top_p"] == 0.5
+    assert first["max_completion_tokens"] == 50  # the token limit stays the clamped one
+    assert "temperature" not in second and second["stop"] == ["END"]  # None: never sent; the server's stops where the host set none
+    (third,) = provider.bodies(MESSAGES)
+    check_anthropic(third)
+    assert third["stop_sequences"] == ["###"]
+
+
 @pytest.mark.parametrize("finish, stop", [("stop", "endTurn"), ("length", "maxTokens"), ("tool_calls", "toolUse")])
 def test_every_finish_reason_becomes_a_stop_reason(provider: ProviderStandIn, finish: str, stop: str) -> None:
     calls = [{"id": "call_1", "type": "function", "function": {"name": "add", "arguments": '{"a": 1}'}}] if finish == "tool_calls" else None

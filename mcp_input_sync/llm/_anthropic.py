@@ -119,7 +119,8 @@ class AnthropicSampler(Sampler):
             handle_sampling = AnthropicSampler(Anthropic(), "claude-sonnet-4-5", models=["claude-opus-4-1"])
             sampling_tools = True
 
-    Args: as :class:`~mcp_input_sync.llm.OpenAISampler` (without ``max_tokens_field``).
+    Args: as :class:`~mcp_input_sync.llm.OpenAISampler` (without ``max_tokens_field``);
+    in ``extra``, ``temperature`` and ``stop_sequences`` win over the server's.
 
     Raises:
         ImportError: the ``anthropic`` package is missing (the message names the extra).
@@ -127,9 +128,10 @@ class AnthropicSampler(Sampler):
 
     provider = "anthropic"
     require = staticmethod(require_anthropic)
+    host_fields = ("temperature", "stop_sequences")
 
     def create(self, model: str, params: JsonDict) -> JsonDict:
-        request = {**self.extra, **anthropic_request(model, params)}
+        request = self.with_extra(anthropic_request(model, params))
         fields = _create_fields(self.sdk)  # what this SDK's messages.create takes (later SDKs dropped temperature)
         if fields is not None:
             for name in [name for name in request if name not in fields]:

@@ -194,6 +194,8 @@ class Sampler:
     provider = "llm"
     #: Whether the sampler maps the 2025-11-25 ``tools`` (advertise ``sampling.tools``: ``sampling_tools = sampler.supports_tools``).
     supports_tools = True
+    #: The provider's fields for a temperature and stop sequences: there the host's ``extra`` wins over the server's request.
+    host_fields: tuple[str, ...] = ()
 
     def __init__(
         self,
@@ -212,11 +214,28 @@ class Sampler:
         self.allowed = _allowed(model, models)
         self.approve = approve
         self.review = review
-        #: More fields for every request.
+        #: More fields for every request; its temperature and stop sequences win over the server's.
         self.extra = dict(extra or {})
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(model={self.model!r}, models={list(self.allowed)[1:]!r})"
+
+    def with_extra(self, request: Mapping[str, Any]) -> JsonDict:
+        """``request`` with the host's ``extra``: the fields it lacks, and :attr:`host_fields` always.
+
+        The sampling callback is the approval point, so a temperature or stop
+        sequences the host set are not the server's to change; None there
+        leaves the field out (the provider's default, whatever the server asked).
+        The rest of the request (model, messages, the clamped token limit,
+        tools) stays the library's.
+        """
+        merged = {**self.extra, **request}
+        for name in self.host_fields:
+            if name in self.extra:
+                merged[name] = self.extra[name]
+                if merged[name] is None:
+                    del merged[name]
+        return merged
 
     def ask(self, create: Callable[..., Any], request: Mapping[str, Any], errors: type[BaseException]) -> JsonDict:
         """One provider call; its answer as a dict, or a refusal when the provider fails (``errors``: its SDK's base error)."""

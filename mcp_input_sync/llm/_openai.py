@@ -157,7 +157,8 @@ class OpenAISampler(Sampler):
             answered (docs/llm.md#approving).
         max_tokens_field: ``"max_completion_tokens"`` (OpenAI's current
             name) or ``"max_tokens"`` (older compatible servers).
-        extra: more fields for every request (``{"top_p": 0.9}``).
+        extra: more fields for every request (``{"top_p": 0.9}``); its
+            ``temperature`` and ``stop`` win over the server's (None: never sent).
 
     Raises:
         ImportError: the ``openai`` package is missing (the message names the extra).
@@ -165,6 +166,7 @@ class OpenAISampler(Sampler):
 
     provider = "openai"
     require = staticmethod(require_openai)
+    host_fields = ("temperature", "stop")
 
     def __init__(
         self,
@@ -183,5 +185,5 @@ class OpenAISampler(Sampler):
         self.max_tokens_field = max_tokens_field
 
     def create(self, model: str, params: JsonDict) -> JsonDict:
-        request = {**self.extra, **openai_request(model, params, self.max_tokens_field)}
+        request = self.with_extra(openai_request(model, params, self.max_tokens_field))
         return openai_result(self.ask(self.client.chat.completions.create, request, self.sdk.OpenAIError), model)

@@ -21,8 +21,7 @@ EXIT_USAGE = 2
 EXIT_INPUT = 3
 EXIT_CONNECTION = 4
 
-#: How much of one string of the file a line shows (a longer one says how much is left out).
-_ARGV_LIMIT = 4000
+#: How much of one string of the file a line shows (a longer one says how much is left out); commands and paths are shown whole.
 _LIMIT = 500
 
 
@@ -194,19 +193,40 @@ def _reads(item: Outline) -> str:
     return ", ".join(f"{shown(token, 100)} (in {shown(key, 100)})" for token, key in item.reads)
 
 
+def _whole(value: str) -> str:
+    """A string of the file shown whole (a command, a path): cleaned, never cut, so nothing hides past a cut."""
+    return shown(value, max(len(value), 1))
+
+
+def _env_shown(names: "tuple[str, ...]", values: "tuple[str, ...]") -> tuple[str, bool]:
+    """``NAME=value`` for each entry, a value whose name or shape says secret as ``***``; and whether any was."""
+    words, masked = [], False
+    for name, value in zip(names, values):
+        if _SECRET_NAME.search(name) or _SECRET_VALUE.search(value):
+            shown_value = _masked_value(value)
+            masked = masked or shown_value != value
+        else:
+            shown_value = value
+        words.append(f"{name}={shown_value}")
+    return _whole(", ".join(words)), masked
+
+
 def announce(outlines: Mapping[str, Outline]) -> None:
-    """Say on stderr what each server of a file found by itself would run or reach; every string is cleaned."""
+    """Say on stderr what each server of a file found by itself would run, read or reach; every string is cleaned.
+
+    A command, its environment, each file it would read and each URL a grant posts to are shown whole, what
+    looks like a secret as ``***``.
+    """
     for item in outlines.values():
         if item.kind == "stdio":
             argv = masked_argv(item.argv)
             hidden = " (what looks like a secret is shown as ***)" if argv != list(item.argv) else ""
-            print(f"  server {_quoted(item.name)} runs: {shown(shlex.join(argv), _ARGV_LIMIT)}{hidden}", file=sys.stderr)
+            print(f"  server {_quoted(item.name)} runs: {_whole(shlex.join(argv))}{hidden}", file=sys.stderr)
             if item.env:
-                print(f"    env sets: {shown(', '.join(item.env))} (values not shown)", file=sys.stderr)
-            if item.env_file is not None:
-                print(f"    env file: {shown(item.env_file)}", file=sys.stderr)
+                env, masked = _env_shown(item.env, item.env_values) if item.env_values else (shown(", ".join(item.env)), False)
+                print(f"    with env: {env}{' (what looks like a secret is shown as ***)' if masked else ''}", file=sys.stderr)
             if item.cwd is not None:
-                print(f"    in folder: {shown(item.cwd)}", file=sys.stderr)
+                print(f"    in folder: {_whole(item.cwd)}", file=sys.stderr)
         else:
             where = shown(item.origin) if item.origin is not None else "an address a placeholder makes"
             rest = " (the rest of the URL not shown)" if item.url_goes_on else ""
@@ -216,6 +236,10 @@ def announce(outlines: Mapping[str, Outline]) -> None:
                 print(f"    headers set: {shown(', '.join(item.headers))} (values not shown)", file=sys.stderr)
             if item.oauth:
                 print(f"    oauth settings: {shown(', '.join(item.oauth))}", file=sys.stderr)
+            for url, key in item.posts:
+                print(f"    oauth sends to: {_whole(url)} (in {shown(key, 100)})", file=sys.stderr)
+        for path, key in item.files:
+            print(f"    reads the file: {_whole(path)} (in {shown(key, 100)})", file=sys.stderr)
         if item.reads:
             print(f"    placeholders read: {_reads(item)}", file=sys.stderr)
 
@@ -223,10 +247,11 @@ def announce(outlines: Mapping[str, Outline]) -> None:
 def vet(outlines: Mapping[str, Outline], *, trusted: bool, name: str) -> Optional[int]:
     """Whether the command may go on with a file found by itself: None to go on, else the exit code.
 
-    ``--trust-config`` goes on. In a terminal the person is asked (y/N).
-    Without one, an HTTP server whose URL, headers or oauth settings read a
-    placeholder is refused (what it reads is named); stdio servers and HTTP
-    servers without placeholders go on, as the notice said.
+    A file found by itself is data, not authority: ``--trust-config`` goes
+    on; in a terminal the person is asked (y/N). Without one, a server that
+    would run a command, read a local file, or send what a placeholder reads
+    to an HTTP server is refused (each named); only HTTP servers that do none
+    of these go on.
     """
     if trusted:
         return None
@@ -240,14 +265,22 @@ def vet(outlines: Mapping[str, Outline], *, trusted: bool, name: str) -> Optiona
             return None
         print(f"mcp-input-sync: not using {shown(name)}: nothing was run or sent", file=sys.stderr)
         return EXIT_INPUT
-    refused = [item for item in outlines.values() if item.kind != "stdio" and item.reads]
-    for item in refused:
-        print(f"mcp-input-sync: server {_quoted(item.name)} would send what its placeholders read ({_reads(item)}) "
-              "to an HTTP server", file=sys.stderr)
+    refused = False
+    for item in outlines.values():
+        whys = []
+        if item.kind == "stdio":
+            whys.append("would run a command")
+        if item.files:
+            whys.append(f"would read {', '.join(shown(key, 100) for _, key in item.files)}")
+        if item.kind != "stdio" and item.reads:
+            whys.append(f"would send what its placeholders read ({_reads(item)}) to an HTTP server")
+        for why in whys:
+            print(f"mcp-input-sync: server {_quoted(item.name)} {why}", file=sys.stderr)
+        refused = refused or bool(whys)
     if not refused:
         return None
-    print(f"mcp-input-sync: {shown(name)} was found, not named, and there is no terminal to confirm it at, so nothing was run or sent; "
-          f"to use it, run the command in a terminal, pass --trust-config, or name the file with --config {shlex.quote(shown(name))}",
+    print(f"mcp-input-sync: {shown(name)} was found, not named, and there is no terminal to confirm it at, so nothing was run, read "
+          f"or sent; to use it, run the command in a terminal, pass --trust-config, or name the file with --config {shlex.quote(shown(name))}",
           file=sys.stderr)
     return EXIT_USAGE
 

@@ -620,9 +620,15 @@ class Outline(NamedTuple):
     follows, not kept here), its header names and its ``oauth`` keys.
     ``reads`` holds each placeholder and the key it is in, in file order:
     ``("GITHUB_TOKEN", "url")``, ``("input:token", "env.TOKEN")``,
-    ``("userHome", "cwd")``. Strings are as the file writes them and may hold
-    anything: clean them before showing them. No value of ``env``,
-    ``headers`` or ``oauth`` is kept.
+    ``("userHome", "cwd")``. ``files`` holds each local file the server
+    would read and its key (``envFile``, ``oauth.assertionFile``,
+    ``oauth.identityAssertionFile``, ``oauth.privateKeyFile``, a
+    ``oauth.privateKey`` that is a path), ``env_values`` the values of its
+    ``env`` (in ``env``'s order), and ``posts`` each URL its ``oauth`` grant
+    names and its key (``oauth.issuer``, ``oauth.idpTokenEndpoint``...).
+    Strings are as the file writes them and may hold anything: clean them
+    before showing them, and mask what looks like a secret. No value of
+    ``headers`` or of other ``oauth`` keys is kept.
     """
 
     name: str
@@ -636,6 +642,9 @@ class Outline(NamedTuple):
     headers: tuple[str, ...] = ()
     oauth: tuple[str, ...] = ()
     reads: tuple[tuple[str, str], ...] = ()
+    files: tuple[tuple[str, str], ...] = ()
+    env_values: tuple[str, ...] = ()
+    posts: tuple[tuple[str, str], ...] = ()
 
     @property
     def variables(self) -> list[str]:
@@ -678,13 +687,34 @@ def outline(source: Source, *, names: Optional[Collection[str]] = None, file: Un
         reads = tuple(reader.reads.get(name, ()))
         if isinstance(described, StdioServer):
             env_file = servers[name].get("envFile")
-            out[name] = Outline(name, "stdio", tuple(described.argv), tuple(described.env), env_file, described.cwd, reads=reads)
+            files = ((env_file, "envFile"),) if isinstance(env_file, str) else ()
+            out[name] = Outline(name, "stdio", tuple(described.argv), tuple(described.env), env_file, described.cwd, reads=reads,
+                                files=files, env_values=tuple(described.env.values()))
         else:
             assert isinstance(described, HttpServer)
             origin, goes_on = _origin(described.url)
+            oauth = described.oauth or {}
             out[name] = Outline(name, described.kind, origin=origin, url_goes_on=goes_on, headers=tuple(described.headers),
-                                oauth=tuple(described.oauth or ()), reads=reads)
+                                oauth=tuple(oauth), reads=reads, files=_oauth_files(oauth), posts=_oauth_posts(oauth))
     return out
+
+
+#: The ``oauth`` keys whose value is a local file the grant reads, and those whose value is a URL it posts to.
+_OAUTH_FILE_KEYS = ("assertionFile", "identityAssertionFile", "privateKeyFile")
+_OAUTH_URL_KEYS = ("issuer", "authorizationServer", "idpTokenEndpoint")
+
+
+def _oauth_files(oauth: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The local files an ``oauth`` object makes the client read (a ``privateKey`` without PEM text is a path)."""
+    files = [(oauth[key], f"oauth.{key}") for key in _OAUTH_FILE_KEYS if isinstance(oauth.get(key), str)]
+    key = oauth.get("privateKey")
+    if isinstance(key, str) and "-----BEGIN" not in key:
+        files.append((key, "oauth.privateKey"))
+    return tuple(files)
+
+
+def _oauth_posts(oauth: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    return tuple((oauth[key], f"oauth.{key}") for key in _OAUTH_URL_KEYS if isinstance(oauth.get(key), str))
 
 
 def find_config(folder: Union[str, "os.PathLike[str]", None] = None) -> Optional[Path]:

@@ -65,7 +65,7 @@ def test_the_answers_options_work_with_a_configuration_file(tmp_path: Path) -> N
 
 def test_without_a_server_the_usual_files_are_found_and_named(tmp_path: Path) -> None:
     write(tmp_path, {"only": DEMO}, "mcp.json")
-    done = cli(tmp_path, "call", "echo", '{"text": "found"}')
+    done = cli(tmp_path, "call", "--trust-config", "echo", '{"text": "found"}')
     assert done.returncode == 0 and done.stdout.strip() == "found" and "using mcp.json" in done.stderr
     write(tmp_path, {"dot": DEMO}, ".mcp.json")
     assert "using .mcp.json" in cli(tmp_path, "tools").stderr

@@ -265,7 +265,7 @@ class Session:
         if waits and self._deadlines:
             now = _clock.monotonic()
             deadline = now + clock.remaining(now)
-        info = Outgoing(method, request_id, version, routed_name(method, params), header_args, deadline)
+        info = Outgoing(method, request_id, version, routed_name(method, params), header_args, deadline, call.waiter != 0)
         try:
             self.send(jsonrpc.request(request_id, method, params), info)
         except ClientError:

@@ -258,3 +258,35 @@ def test_ctrl_c_while_the_caller_handles_a_message_ends_the_connection(server: P
             client.call_tool("rounds", {"n": 1})
         assert info.value.kind in ("transport", "closed")
         assert "interrupted (Ctrl-C)" in str(info.value), str(info.value)
+
+
+class CallsBack(Answers):
+    """In rounds 1 and 2 the callback calls its own client: a call (whose answer it never reads itself) and a ping."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.client: Any = None
+        self.outcomes: list[str] = []
+
+    def handle_elicitation(self, params: Any, ctx: mis.InputContext) -> Any:
+        if params["message"] in ("round 1", "round 2"):
+            for nested in (lambda: self.client.call_tool("rounds", {"n": 0}, timeout=3.0), lambda: self.client.ping(timeout=3.0)):
+                try:
+                    nested()
+                    self.outcomes.append("ok")
+                except mis.ClientError as exc:
+                    self.outcomes.append(exc.kind)
+        return super().handle_elicitation(params, ctx)
+
+
+def test_a_callback_that_calls_its_client_while_the_caller_holds_the_reading_gets_its_answers(server: Path, no_leaks: None) -> None:
+    # from round 1 the caller holds the reading; a request it sends that it will not read itself gives the
+    # reading back first (before, the parked reader left its answer to a caller that never read it: a timeout)
+    handler = CallsBack()
+    client, transport = open_with(server, handler)
+    handler.client = client
+    with client:
+        assert client.call_tool("rounds", {"n": 4})["content"][0]["text"] == "4"
+        assert handler.outcomes == ["ok"] * 4
+        assert client.call_tool("rounds", {"n": 40})["content"][0]["text"] == "40"
+        assert transport._holder_reads >= 38  # the caller still reads its own rounds

@@ -163,6 +163,10 @@ class Outgoing(NamedTuple):
             waiting for the answer. Set only for a transport whose
             ``needs_deadlines`` is True, and only for a request whose caller
             waits for its answer at once with no cancel event; else None.
+        reads_answer: the sending thread will read this request's answer
+            itself if the transport offered it the reading (a 2026-07-28
+            round's retry over stdio); any other request a reading thread
+            sends gives the reading back first, so its answer is read.
     """
 
     method: Optional[str] = None
@@ -171,6 +175,7 @@ class Outgoing(NamedTuple):
     name: Optional[str] = None
     header_args: tuple[tuple[str, str], ...] = ()
     deadline: Optional[float] = None
+    reads_answer: bool = False
 
     @property
     def expects_answer(self) -> bool:

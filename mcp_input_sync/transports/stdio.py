@@ -543,9 +543,15 @@ class StdioTransport(Transport):
         A request written by the thread that holds the reading
         (:meth:`offer_reading`) marks it as about to read its answer, before
         the server can have answered: the parked reader leaves that answer to it.
+        Any other request that thread writes (a callback calling the client,
+        a task's ``tasks/get``: ``info.reads_answer`` False) gives the reading
+        back first, since nobody would read that request's answer.
         """
         if self._holder and info.request_id is not None:
-            self._about_to_read()
+            if info.reads_answer:
+                self._about_to_read()
+            else:
+                self.release_reading()
         lines = self._lines
         if info is ANSWER and lines is not None and lines.pos < lines.end and lines.reader == threading.get_ident():
             if self._stdin_fd is None or self._closing:

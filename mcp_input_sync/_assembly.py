@@ -144,6 +144,7 @@ def _start_engine(
         stamp = handshake.stamp.at_version(negotiated.version)
         modern = ModernEngine(session=session, desk=desk, port=port, options=opts, router=router, stamp=stamp)
         session.serve(modern)  # first: from here on no server request is answered
+        session.calls.ties_alone = False  # and none is tied: a call that ended leaves nothing to tell apart
         core.era.decide(eras.MODERN)
         discover = negotiated.discover
         if discover is not None:

@@ -427,7 +427,8 @@ class Client(CallsAPI, SurfaceAPI):
         is not 0 a server request is tied to no call (its callbacks see the
         client's ``assigns``); :class:`ClientPool` retires such a client.
         Always 0 over HTTP, where each request names its call by the stream
-        that carries it; -1 once more than 256 were abandoned (it stays so).
+        that carries it, and in the 2026-07-28 era, which has no server
+        requests; -1 once more than 256 were abandoned (it stays so).
         """
         return self._calls.abandoned()
 

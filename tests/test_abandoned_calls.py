@@ -21,6 +21,7 @@ import pytest
 import mcp_input_sync as mis
 from mcp_input_sync._calls import MAX_ABANDONED, Call, CallTable, Inbound
 from mcp_input_sync._protocol.deadlines import CallClock
+from mcp_input_sync.testing import FakeServer
 from mcp_input_sync.web import PendingInputBroker, WebHandler
 
 from .harness import PEERS_DIR
@@ -154,6 +155,24 @@ def test_the_pool_keeps_a_client_whose_calls_all_ended_with_their_result() -> No
         for _ in range(3):
             assert text(pool.call_tool("lookup", assigns={"user": "bob"})) == "no question"
         assert len(opened) == 1 and pool.size == 1
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_only_the_legacy_era_remembers_an_abandoned_call(era: str) -> None:
+    # the 2026-07-28 era has no server requests to tie: a pool need not retire its client after a timeout
+    fake = FakeServer(era)
+    release = threading.Event()
+
+    @fake.tool
+    def hang(call: Any) -> str:
+        release.wait(WAIT)
+        return "late"
+
+    with fake, fake.client() as client:
+        with pytest.raises(mis.ClientError):
+            client.call_tool("hang", timeout=0.3)
+        assert client.abandoned_calls == (1 if era == "legacy" else 0)
+        release.set()
 
 
 # ---------------------------------------------------------------------------- the call table alone

@@ -8,7 +8,7 @@ last one stopped at.
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Callable, Iterator, Optional
 
 from .._protocol.limits import SALVAGE_BYTES
 from .base import Oversized
@@ -113,11 +113,36 @@ class Lines:
         return None
 
 
-def skip_rest(readline: Callable[[int], bytes]) -> bool:
-    """Read and drop the rest of a line, 64 KiB at a time; False at the end of the stream."""
+def cut_lines(read: Callable[[], bytes], limit: int) -> Iterator[tuple[bytes, bool]]:
+    """The lines of a stream read a piece at a time by ``read`` (b"" at its end): ``(line, cut)`` each.
+
+    A line of at most ``limit`` bytes comes whole, without its newline, once its
+    newline is read (or the stream ends). A longer one comes as its first
+    ``limit`` bytes with ``cut`` set, as soon as they are read, and its rest is
+    read and dropped up to its newline. Nothing but the piece in hand and the
+    start of one line (``limit`` bytes at most) is held, however long the line.
+    """
+    start = b""  # the start of the line being read, while its newline is not in hand yet
+    dropping = False  # reading past the first `limit` bytes of a line already handed on, cut
     while True:
-        more = readline(65536)
-        if not more:
-            return False
-        if more[-1] == 0x0A:
-            return True
+        piece = read()
+        if not piece:
+            if start:
+                yield start, False
+            return
+        pos = 0
+        nl = piece.find(b"\n")
+        while nl >= 0:
+            if dropping:
+                dropping = False
+            else:
+                line = start + piece[pos : min(nl, pos + limit + 1 - len(start))]  # one byte over tells a cut
+                start = b""
+                yield (line[:limit], True) if len(line) > limit else (line, False)
+            pos = nl + 1
+            nl = piece.find(b"\n", pos)
+        if not dropping and pos < len(piece):
+            start += piece[pos : pos + limit + 1 - len(start)]
+            if len(start) > limit:
+                yield start[:limit], True
+                start, dropping = b"", True

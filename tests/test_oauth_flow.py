@@ -21,6 +21,7 @@ from freezegun import freeze_time
 import mcp_input_sync as mis
 from mcp_input_sync.oauth import Browser, FileStore, Headless, MemoryStore, OAuth
 from mcp_input_sync.oauth._reach import FETCH_FAILED
+from mcp_input_sync.oauth.stores import record_key
 
 from .oauth_peer import OAuthPeer, race_renewals
 
@@ -416,7 +417,7 @@ def test_accounts_share_one_registration_per_issuer(peer: OAuthPeer) -> None:
         with connect(peer, OAuth(consent=Headless(), store=store, account=user)) as client:
             whoami(client)
     assert peer.counts["register"] == 1 and peer.counts["authorize"] == 2
-    alice, bob = store.load("alice\n" + peer.url), store.load("bob\n" + peer.url)
+    alice, bob = store.load(record_key(peer.url, "alice")), store.load(record_key(peer.url, "bob"))
     assert alice is not None and bob is not None
     assert alice["client"] == bob["client"] and alice["tokens"] != bob["tokens"]
 

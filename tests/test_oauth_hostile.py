@@ -36,6 +36,7 @@ from mcp_input_sync._protocol.oauth_metadata import AuthServerMetadata, check_as
 from mcp_input_sync.oauth import Browser, FileStore, Headless, MemoryStore, OAuth, _reach, flow
 from mcp_input_sync.oauth._fetch import Fetcher
 from mcp_input_sync.oauth._reach import FETCH_FAILED, GLOBAL, LINK_LOCAL, LOOPBACK, NEVER, PRIVATE, Reach, rank, reach_for
+from mcp_input_sync.web.logins import pending_key
 
 from .oauth_peer import OAuthPeer
 
@@ -99,6 +100,24 @@ def names(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Sequence[str]]]:
 
 
 @pytest.fixture
+def outside(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
+    """Every connection urllib3 would open to a host other than 127.0.0.1: kept here, and refused before any packet."""
+    from urllib3.util import connection
+
+    tried: list[tuple[str, int]] = []
+    real = connection.create_connection
+
+    def guarded(address: tuple[str, int], *args: Any, **kwargs: Any) -> socket.socket:
+        if address[0] != "127.0.0.1":
+            tried.append(address)
+            raise OSError("the tests connect to 127.0.0.1 only")
+        return real(address, *args, **kwargs)
+
+    monkeypatch.setattr(connection, "create_connection", guarded)
+    return tried
+
+
+@pytest.fixture
 def public(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every MCP server counts as a public one (as if the test server were on the internet)."""
     monkeypatch.setattr(_reach, "server_rank", lambda url: GLOBAL)
@@ -136,6 +155,23 @@ def test_each_address_is_ranked_by_its_value_not_its_spelling() -> None:
         assert rank(never) == NEVER, never
 
 
+# Teredo (2001::/32): server 65.54.227.120 (or 10.0.0.1), client as the last 32 bits inverted
+TEREDO_TO_LOOPBACK = "2001:0:4136:e378:8000:63bf:80ff:fffe"  # client 127.0.0.1
+TEREDO_PUBLIC = "2001:0:4136:e378:8000:63bf:a247:28f1"  # client 93.184.215.14
+TEREDO_VIA_PRIVATE = "2001:0:a00:1:8000:63bf:a247:28f1"  # server 10.0.0.1
+
+
+def test_site_local_is_private_and_an_ipv6_address_is_ranked_by_the_ipv4_one_it_carries() -> None:
+    # issue 31: Python's is_global calls fec0::/10 and all of 2002::/16 public, and all of 2001::/32 private
+    for site_local in ("fec0::1", "fec0:0:0:ffff::1", "feff::1"):
+        assert rank(site_local) == PRIVATE, site_local
+    sixtofour = {"2002:5db8:d70e::1": GLOBAL, "2002:c0a8:101::1": PRIVATE, "2002:a9fe:a9fe::": LINK_LOCAL,
+                 "2002:7f00:1::1": LOOPBACK, "2002::1": LOOPBACK, "2002:e000:1::": NEVER}
+    teredo = {TEREDO_PUBLIC: GLOBAL, TEREDO_VIA_PRIVATE: PRIVATE, TEREDO_TO_LOOPBACK: LOOPBACK, "2001::1": NEVER}
+    for address, expected in {**sixtofour, **teredo}.items():
+        assert rank(address) == expected, address
+
+
 def test_a_server_is_ranked_by_its_url_and_a_name_never_above_private(names: dict[str, list[Sequence[str]]]) -> None:
     assert reach_for("http://localhost:8000/mcp").level == LOOPBACK and reach_for("http://127.0.0.1:8000/mcp").http_loopback
     assert reach_for("https://[::1]/mcp").level == LOOPBACK
@@ -165,6 +201,10 @@ def test_a_public_servers_flow_reaches_public_https_only(names: dict[str, list[S
         "https://10.0.0.1/admin",
         "https://0.0.0.0:6379/",
         "https://localhost:9200/",
+        "https://[fec0::1]/",  # site-local
+        "https://[2002:7f00:1::1]/",  # 6to4 of 127.0.0.1
+        "https://[2002:a9fe:a9fe::]/latest/meta-data/",  # 6to4 of the cloud metadata address
+        f"https://[{TEREDO_TO_LOOPBACK}]/",
     ):
         with pytest.raises(OAuthRefused) as caught:
             Reach(GLOBAL, http_loopback=False).check_url(bad)
@@ -172,7 +212,10 @@ def test_a_public_servers_flow_reaches_public_https_only(names: dict[str, list[S
     names["metadata.attacker.example"] = [["169.254.169.254"]]
     names["two.attacker.example"] = [["93.184.216.34", "127.0.0.1"]]  # one bad address is enough
     names["hex.attacker.example"] = [["127.0.0.1"]]  # as 0x7f000001 resolves: the value counts
-    for named in ("https://metadata.attacker.example/", "https://two.attacker.example/", "https://hex.attacker.example/"):
+    names["six.attacker.example"] = [["2606:4700::1111", "2002:a9fe:a9fe::"]]
+    names["site.attacker.example"] = [["fec0::1"]]
+    for named in ("https://metadata.attacker.example/", "https://two.attacker.example/", "https://hex.attacker.example/",
+                  "https://six.attacker.example/", "https://site.attacker.example/"):
         with pytest.raises(OAuthRefused):
             Reach(GLOBAL, http_loopback=False).check_url(named)
 
@@ -184,6 +227,11 @@ def test_a_private_server_may_name_private_hosts_but_not_the_clients_own_or_link
     for bad in ("https://127.0.0.1/", "https://169.254.169.254/", "http://10.0.0.9/token", "https://224.0.0.1/"):
         with pytest.raises(OAuthRefused):
             Reach(PRIVATE, http_loopback=False).check_url(bad)
+    reach.check_url("https://[fec0::1]/token")  # site-local: private
+    reach.check_url(f"https://[{TEREDO_PUBLIC}]/token")
+    for tunnelled in ("https://[2002:7f00:1::1]/", "https://[2002:a9fe:a9fe::]/", f"https://[{TEREDO_TO_LOOPBACK}]/"):
+        with pytest.raises(OAuthRefused):
+            Reach(PRIVATE, http_loopback=False).check_url(tunnelled)
     loopback = Reach(LOOPBACK, http_loopback=True)
     loopback.check_url("http://127.0.0.1:9000/token")
     loopback.check_url("http://localhost:9000/token")
@@ -220,6 +268,24 @@ def test_a_name_that_rebinds_to_an_internal_address_is_refused_where_the_connect
     error = refusal(peer)
     assert error.check == "address" and error.message.endswith(FETCH_FAILED)
     assert internal.accepted == 0
+
+
+@pytest.mark.parametrize(
+    ("level", "address"),
+    [(GLOBAL, "fec0::1"), (GLOBAL, "2002:7f00:1::1"), (GLOBAL, "2002:a9fe:a9fe::"),
+     (PRIVATE, TEREDO_TO_LOOPBACK), (PRIVATE, "2002:7f00:1::1")],
+)
+def test_a_name_that_rebinds_to_an_address_carrying_a_more_local_one_is_refused_where_the_connection_is_made(
+    peer: OAuthPeer, names: dict[str, list[Sequence[str]]], outside: list[tuple[str, int]], monkeypatch: pytest.MonkeyPatch,
+    level: int, address: str,
+) -> None:
+    # issue 31: site-local, 6to4 and Teredo addresses; no connection leaves 127.0.0.1 (the outside fixture refuses one)
+    monkeypatch.setattr(_reach, "server_rank", lambda url: level)
+    names["rebind.attacker.example"] = [["93.184.216.34"], [address]]
+    peer.resource_metadata = "https://rebind.attacker.example/.well-known/oauth-protected-resource"
+    error = refusal(peer)
+    assert error.check == "address" and error.message.endswith(FETCH_FAILED)
+    assert outside == []
 
 
 def test_registration_and_token_posts_go_nowhere_a_public_server_may_not_reach(internal: Listener) -> None:
@@ -333,7 +399,7 @@ def test_the_pkce_verifier_never_reaches_the_browsers_cookie(peer: OAuthPeer) ->
         session["user"] = "alice"
     started = press_login(browser)
     assert started.status_code == 303
-    kept = store.load("pending-login\nalice\nnotes")
+    kept = store.load(pending_key("alice", "notes"))
     assert kept is not None
     verifier = kept["pending"]["request"]["verifier"]
     seen = cookie_session(app, browser)
@@ -341,7 +407,7 @@ def test_the_pkce_verifier_never_reaches_the_browsers_cookie(peer: OAuthPeer) ->
     assert set(seen["mcp_input_sync_login"]) == {"user", "server", "next", "ticket", "state"}
     back = requests.get(started.headers["Location"], allow_redirects=False, timeout=10).headers["Location"]
     done = browser.get(back[len("http://localhost"):])
-    assert done.status_code == 303 and store.load("pending-login\nalice\nnotes") is None  # used once
+    assert done.status_code == 303 and store.load(pending_key("alice", "notes")) is None  # used once
 
 
 def test_a_get_from_another_site_starts_no_login_and_cancels_none(peer: OAuthPeer) -> None:

@@ -11,6 +11,7 @@ import pytest
 import mcp_input_sync as mis
 from mcp_input_sync.oauth import Headless, OAuth
 from mcp_input_sync.oauth.redis_store import RedisStore
+from mcp_input_sync.oauth.stores import issuer_key, record_key
 
 from .oauth_peer import OAuthPeer, race_renewals
 from .test_web_redis import redis, redis_url  # noqa: F401 - the module's skips and its redis-server fixture
@@ -82,5 +83,35 @@ def test_two_workers_refresh_once(stores: tuple[RedisStore, RedisStore], peer: O
     outcomes = race_renewals(peer, [first, second], sent)
     assert outcomes == [None, None] and peer.counts["refresh"] == 1
     assert first.authorization(peer.url) == second.authorization(peer.url) != sent
-    record = a.load("u1\n" + peer.url)
+    record = a.load(record_key(peer.url, "u1"))
     assert record is not None and json.dumps(record)
+
+
+def test_an_account_named_issuer_cannot_erase_the_apps_registration(stores: tuple[RedisStore, RedisStore], peer: OAuthPeer) -> None:
+    # issue 31: RedisStore hashes the key it is given, so it had the collision of the others (test_store_keys.py)
+    a, b = stores
+    alice = OAuth(store=a, account="alice")
+    pending = alice.begin(peer.url, "http://127.0.0.1:9/callback")  # registers dynamically, kept per issuer
+    registration = b.load(issuer_key(peer.origin))
+    assert registration is not None and "web" in registration
+    assert OAuth(store=b, account="issuer").logout(peer.origin) is False  # another worker
+    assert a.load(issuer_key(peer.origin)) == registration
+    location = alice.fetcher.redirect_location(pending["url"])
+    assert location is not None
+    alice.finish(pending, location)
+    assert alice.tokens(peer.url) is not None
+
+
+def test_a_record_an_earlier_version_kept_in_redis_is_read_and_moved(stores: tuple[RedisStore, RedisStore], peer: OAuthPeer) -> None:
+    a, b = stores
+    auth = OAuth(consent=Headless(), store=a, account="u1")
+    with mis.connect_http(peer.url, handler=mis.InputHandler(), auth=auth, protocol="legacy") as client:
+        client.call_tool("whoami", {})
+    old = "u1\n" + peer.url  # where a version before issue 31 kept it
+    record = a.load(record_key(peer.url, "u1"))
+    assert record is not None and old != record_key(peer.url, "u1")
+    a.save(old, record)
+    a.delete(record_key(peer.url, "u1"))
+    upgraded = OAuth(consent=None, store=b, account="u1")
+    assert upgraded.tokens(peer.url) is not None and upgraded.logout(peer.url) is True
+    assert a.load(old) is None and OAuth(store=a, account="u1").tokens(peer.url) is None

@@ -89,6 +89,22 @@ def test_logins_refuse_what_they_do_not_own() -> None:
     assert "MemoryStore" in repr(logins) and "a.example" not in repr(logins)
 
 
+def test_one_users_login_in_progress_never_shares_a_key_with_anothers(peer: OAuthPeer) -> None:
+    # issue 31: the key was "pending-login\n<user>\n<name>", so user "a" on server "b\nnotes" and user "a\nb"
+    # on server "notes" shared one; the second start replaced the first's login, which then failed
+    logins = Logins(MemoryStore(), {"notes": peer.url, "b\nnotes": peer.url})
+    try:
+        first = logins.start("a", "b\nnotes", "http://127.0.0.1:9/cb")
+        second = logins.start("a\nb", "notes", "http://127.0.0.1:9/cb")
+        for user, (location, record) in (("a", first), ("a\nb", second)):
+            back = requests.get(location, allow_redirects=False, timeout=10).headers["Location"]
+            assert logins.finish(user, record, back) == "/"
+        assert logins.status("a") == {"notes": True, "b\nnotes": True}  # one server URL under two names
+        assert logins.status("a\nb") == {"notes": True, "b\nnotes": True}
+    finally:
+        logins.close()
+
+
 def test_a_user_logs_in_through_the_flask_blueprint(peer: OAuthPeer) -> None:
     logins = Logins(MemoryStore(), {"notes": peer.url})
     app = make_app(logins)

@@ -11,13 +11,14 @@ rules here:
 * **https everywhere**, except plain http to a loopback host (``localhost``,
   ``127.0.0.0/8``, ``::1``) when the MCP server itself is on such a host;
 * **no address more local than the MCP server's own.** Each address is
-  ranked: public, private (RFC 1918, unique local, shared, ...),
+  ranked: public, private (RFC 1918, unique local, site-local, shared, ...),
   link-local (``169.254.0.0/16``, ``fe80::/10``), loopback (with the
   unspecified address). A URL the flow fetches may lead only to addresses
   ranked no higher than the server's: a public server's metadata to public
   addresses only, a server on a private network's to public or private
   ones, a loopback server's to any. Multicast and reserved addresses are
-  never reached.
+  never reached. An IPv6 address that carries an IPv4 one (IPv4-mapped,
+  6to4, Teredo) is ranked as the IPv4 address it carries.
 * **checked where the connection is made.** The host's name is resolved,
   every address it resolves to is checked, and the connection goes to a
   checked address (the TLS certificate is still checked against the name),
@@ -73,16 +74,34 @@ resolve: Resolver = _system_resolve
 
 
 def rank(address: str) -> int:
-    """The rank of an address (as a resolver returns it): :data:`GLOBAL` ... :data:`LOOPBACK`, or :data:`NEVER`."""
+    """The rank of an address (as a resolver returns it): :data:`GLOBAL` ... :data:`LOOPBACK`, or :data:`NEVER`.
+
+    An IPv6 address that carries an IPv4 one the packets go to is ranked as
+    that IPv4 address: IPv4-mapped (``::ffff:0:0/96``), 6to4 (``2002::/16``)
+    and Teredo (``2001::/32``, the more local of its server and client).
+    Python's ``is_global`` calls 6to4 public whatever it carries, so
+    ``2002:7f00:1::`` (127.0.0.1) would pass for a public address.
+    """
     ip: IP = ipaddress.ip_address(address.split("%", 1)[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return _rank_ip(ip.ipv4_mapped)
+        if ip.sixtofour is not None:
+            return _rank_ip(ip.sixtofour)
+        if ip.teredo is not None:
+            return max(_rank_ip(carried) for carried in ip.teredo)  # NEVER ranks highest: one unusable half is enough
+    return _rank_ip(ip)
+
+
+def _rank_ip(ip: IP) -> int:
     if ip.is_loopback or ip.is_unspecified or (isinstance(ip, ipaddress.IPv4Address) and ip in _THIS_NETWORK):
         return LOOPBACK
     if ip.is_multicast or ip.is_reserved:
         return NEVER
     if ip.is_link_local:
         return LINK_LOCAL
+    if isinstance(ip, ipaddress.IPv6Address) and ip.is_site_local:
+        return PRIVATE  # fec0::/10: deprecated (RFC 3879) but still routed on some networks; is_global calls it public
     return GLOBAL if ip.is_global else PRIVATE
 
 

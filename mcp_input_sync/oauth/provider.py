@@ -32,7 +32,7 @@ from .consent import Consent
 from ._dpop import DPoPSession
 from ._jwt import EXTRA, DPoPKey, signing_modules
 from .grants import Grant
-from .stores import MemoryStore, TokenStore, record_key
+from .stores import MemoryStore, TokenStore, issuer_key, legacy_record_key, record_key
 
 if TYPE_CHECKING:
     import requests
@@ -69,11 +69,6 @@ def _guarded() -> Iterator[None]:
         raise OAuthRefused("lock", "Another login or refresh for this server is still running.") from None
     except Exception as exc:  # noqa: BLE001 - a host's store may raise anything
         raise OAuthRefused("store", f"The token store failed ({type(exc).__name__}).") from None
-
-
-def issuer_key(issuer: str) -> str:
-    """The store key of what this app keeps per authorization server: its metadata and the app's registrations there."""
-    return f"issuer\n{issuer}"
 
 
 class _Entry:
@@ -309,11 +304,14 @@ class OAuth:
 
         The app's registration at the authorization server is kept, for the next login.
         """
-        key = self._key(server_url)
+        key, old = self._key(server_url), legacy_record_key(server_url, self.account)
         try:
             with _guarded(), self.store.lock(key, self.lock_timeout):
                 had = self.store.load(key) is not None
                 self.store.delete(key)
+                if old is not None:  # a record an earlier version kept: forgotten too, or the next load would find it
+                    had = self.store.load(old) is not None or had
+                    self.store.delete(old)
         except OAuthRefused as exc:
             raise auth_error(exc) from None
         with self._guard:
@@ -390,6 +388,10 @@ class OAuth:
 
     def _load(self, server_url: str) -> Optional[dict[str, Any]]:
         record = self.store.load(self._key(server_url))
+        old = legacy_record_key(server_url, self.account) if record is None else None
+        if old is not None:  # kept by an earlier version (see stores.legacy_record_key): read until the next save moves it
+            record = self.store.load(old)
+        # a record of this version, for this very server (whatever else a key might hold)
         if not isinstance(record, dict) or record.get("v") != RECORD_VERSION or record.get("server") != server_url:
             return None
         return record
@@ -419,7 +421,14 @@ class OAuth:
         }
         if session is not None:  # the key its tokens are bound to: a refresh after a restart needs it
             record["dpop_key"] = session.key.to_pem()
+        self._write(server_url, record)
+
+    def _write(self, server_url: str, record: dict[str, Any]) -> None:
+        """Save ``server_url``'s record under its key, and forget any copy an earlier version kept (it is moved)."""
         self.store.save(self._key(server_url), record)
+        old = legacy_record_key(server_url, self.account)
+        if old is not None:
+            self.store.delete(old)  # after the save: a failure between the two loses nothing
         self._remember(server_url, record)
 
     def _issuer_record(self, issuer: str) -> dict[str, Any]:
@@ -510,8 +519,7 @@ class OAuth:
 
     def _drop_refresh_token(self, server_url: str, record: dict[str, Any], tokens: Tokens) -> None:
         kept = dict(record, tokens=Tokens(tokens.access_token, tokens.token_type, tokens.expires_at, None, tokens.scopes).to_dict())
-        self.store.save(self._key(server_url), kept)
-        self._remember(server_url, kept)
+        self._write(server_url, kept)
 
     def _refresh(self, server_url: str, record: dict[str, Any], tokens: Tokens) -> None:
         metadata = flow.metadata_from_dict(record.get("metadata"))

@@ -5,9 +5,30 @@ server and account (``key`` is built by :func:`record_key`): the tokens with
 their absolute expiry, the authorization server's metadata, the client's
 registration at that server and the scopes granted, so that a process that
 starts again refreshes the tokens instead of asking the user to log in. It
-also keeps each dynamic registration under ``client\n<issuer>\n<application
-type>``, so that every account and server of one app uses one registration
-per authorization server instead of registering for each user.
+also keeps one record per authorization server (:func:`issuer_key`): its
+metadata and the app's dynamic registrations there, so that every account
+and server of one app uses one registration per authorization server
+instead of registering for each user.
+
+Keys of different kinds never meet, whatever an account id holds (a web
+app's user may choose theirs):
+
+* a server's record for the process's own account (``account=""``) is the
+  server's URL itself, as every version kept it, when that URL holds no
+  line break and does not start with ``[`` (a URL that does is kept as a
+  typed key, below);
+* every other record's key is a JSON array whose first item names its kind
+  (:func:`store_key`): ``["record", account, url]``, and
+  ``["pending-login", user, server name]`` for a web app's login in
+  progress. It starts with ``[`` and holds no line break (JSON escapes it);
+* an authorization server's record is ``issuer\n<issuer>``: it has a line
+  break and starts with ``i``.
+
+Versions before this one kept an account's record under
+``<account>\n<url>``, where an account named ``issuer`` owned the key of
+an authorization server's record. Such a record is still read
+(:func:`legacy_record_key`, only where that old key cannot be a record of
+another kind) and moved to its new key on its next save.
 
 The interface (:class:`TokenStore`) has four methods; a host can implement it
 on anything that keeps a dict per key (a Django model, a cache, a vault):
@@ -39,15 +60,46 @@ import threading
 from pathlib import Path
 from typing import Any, Iterator, Optional, Protocol, Union
 
-__all__ = ["FileStore", "MemoryStore", "TokenStore", "record_key"]
+__all__ = ["FileStore", "MemoryStore", "TokenStore", "issuer_key", "record_key", "store_key"]
 
 #: Pause between two tries of a file lock held by another process (real seconds).
 _LOCK_POLL = 0.05
 
+#: The first word of an authorization server's key (kept as it was: the records there outlive a login).
+_ISSUER = "issuer"
+
+
+def store_key(kind: str, *parts: str) -> str:
+    """A typed key: ``[kind, *parts]`` as JSON, so no two kinds, and no two lists of parts, spell the same key."""
+    return json.dumps([kind, *parts])
+
 
 def record_key(server_url: str, account: str = "") -> str:
-    """The store key of one server's record for one account (``""``: the process's own)."""
-    return f"{account}\n{server_url}" if account else server_url
+    """The store key of one server's record for one account (``""``: the process's own; see the module docstring)."""
+    if not account and "\n" not in server_url and not server_url.startswith("["):
+        return server_url  # where every version kept the process's own record: a CLI's logins survive upgrades
+    return store_key("record", account, server_url)
+
+
+def issuer_key(issuer: str) -> str:
+    """The store key of what an app keeps per authorization server: its metadata and the app's registrations there."""
+    return f"{_ISSUER}\n{issuer}"
+
+
+def legacy_record_key(server_url: str, account: str) -> Optional[str]:
+    """The key an earlier version kept ``account``'s record of ``server_url`` under, or None when it is not read.
+
+    That key was ``<account>\n<url>``. It is read only when it has exactly
+    one line break and the account is not ``issuer``: then it is no
+    authorization server's key (``issuer\n...``), no earlier login in
+    progress (``pending-login\n<user>\n<name>``, two line breaks), no other
+    account's or server's record, and no key of this version (a bare URL has
+    no line break, a typed key none either). An account named ``issuer``
+    logs in once more.
+    """
+    if not account or account == _ISSUER or "\n" in account or "\n" in server_url:
+        return None
+    return f"{account}\n{server_url}"
 
 
 class TokenStore(Protocol):

@@ -34,6 +34,7 @@ from .._protocol.oauth_flow import parse_redirect_query
 from ..client import Client, connect_http
 from ..errors import ClientError
 from ..oauth import OAuth, TokenStore, new_session
+from ..oauth.stores import store_key
 
 __all__ = ["Logins", "login_page", "safe_next"]
 
@@ -42,8 +43,15 @@ SESSION_KEY = "mcp_input_sync_login"
 
 
 def pending_key(user: str, name: str) -> str:
-    """The store key of ``user``'s login in progress to server ``name`` (one at a time per user and server)."""
-    return f"pending-login\n{user}\n{name}"
+    """The store key of ``user``'s login in progress to server ``name`` (one at a time per user and server).
+
+    A typed key (``["pending-login", user, name]``), so that no user id and
+    no server name can spell another user's key, a token record's or an
+    authorization server's (:mod:`mcp_input_sync.oauth.stores`). A login in
+    progress while the app is upgraded from a version that spelt it
+    otherwise is not found: the user presses "Log in" again.
+    """
+    return store_key("pending-login", user, name)
 
 
 def login_page(name: str, action: str, hidden: Mapping[str, str], next_url: str) -> str:

@@ -100,7 +100,7 @@ class Port:
         self.transport.set_protocol(era, version)
 
     def cancel_request(self, request_id: Any) -> bool:
-        """Cancel a request by closing its response stream (modern HTTP); False when not applicable."""
+        """The client gave the request up: the transport releases its response stream; True when that cancelled it (modern HTTP)."""
         return self.transport.cancel_request(request_id)
 
     def last_words(self) -> tuple[Optional[int], str]:

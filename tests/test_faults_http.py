@@ -179,3 +179,44 @@ def test_fault_http_close_with_calls_hanging_on_open_streams_returns_within_its_
         box.join()
         assert isinstance(box.error, mis.ClientError) and box.error.kind == "closed", box.error
     assert not library_threads(), [t.name for t in library_threads()]
+
+
+# ---------------------------------------------------------------------------- a host urllib3 cannot parse
+
+#: Hosts urllib3 refuses while it parses them (an empty label; a label over 63 characters): no name is looked up.
+UNPARSABLE = ("a..b", "a" * 64 + ".example")
+
+
+@pytest.fixture
+def no_lookup(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The names the test tried to look up on the network: refused here, so none ever is (127.0.0.1 and localhost pass).
+
+    A name that cannot be IDNA-encoded fails as the real ``getaddrinfo`` fails
+    before any lookup, so it is not counted: only a name that would reach a
+    resolver is.
+    """
+    import socket
+
+    looked_up: list[Any] = []
+    real = socket.getaddrinfo
+
+    def guarded(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if host in ("127.0.0.1", "localhost"):
+            return real(host, *args, **kwargs)
+        if isinstance(host, str):
+            host.encode("idna")  # what getaddrinfo does first: UnicodeError, and no lookup
+        looked_up.append(host)
+        raise socket.gaierror("the tests look up no name but 127.0.0.1's")
+
+    monkeypatch.setattr(socket, "getaddrinfo", guarded)
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)  # no proxy takes the request somewhere
+    return looked_up
+
+
+@pytest.mark.parametrize("host", UNPARSABLE)
+def test_fault_http_a_host_urllib3_cannot_parse_cannot_be_reached_like_any_other(host: str, no_lookup: list[Any]) -> None:
+    with pytest.raises(mis.ClientError) as info:  # before: urllib3's LocationParseError, untyped
+        mis.connect_http(f"http://{host}/mcp", timeout=3)
+    assert info.value.kind == "transport" and "cannot reach" in str(info.value), info.value
+    assert no_lookup == []  # refused while parsing, before any lookup

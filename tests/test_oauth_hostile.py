@@ -39,6 +39,7 @@ from mcp_input_sync.oauth._reach import FETCH_FAILED, GLOBAL, LINK_LOCAL, LOOPBA
 from mcp_input_sync.web.logins import pending_key
 
 from .oauth_peer import OAuthPeer
+from .test_faults_http import UNPARSABLE, no_lookup  # noqa: F401 - a fixture
 
 
 class Listener:
@@ -429,3 +430,12 @@ def test_a_get_from_another_site_starts_no_login_and_cancels_none(peer: OAuthPee
     assert browser.get("/mcp-login/callback?code=forged&state=forged").status_code == 400
     back = requests.get(started.headers["Location"], allow_redirects=False, timeout=10).headers["Location"]
     assert browser.get(back[len("http://localhost"):]).status_code == 303
+
+
+@pytest.mark.parametrize("host", UNPARSABLE)
+def test_an_authorization_server_urllib3_cannot_parse_fails_like_any_fetch(peer: OAuthPeer, host: str, no_lookup: list[Any]) -> None:
+    # before: urllib3's LocationParseError escaped the fetcher and read as a failing token store (check "store")
+    peer.prm = {"authorization_servers": [f"https://{host}"]}
+    failed = refusal(peer)
+    assert failed.check == "network" and FETCH_FAILED in str(failed), failed
+    assert no_lookup == []  # refused while parsing, before any lookup

@@ -21,7 +21,12 @@ server goes through :class:`Fetcher`, which holds these lines:
   (an address refused, a closed port, a timeout, a redirect, a document too
   large or not JSON); its check (``"address"``, ``"network"``,
   ``"redirect"``, ``"size"`` or ``"json"``) says which, and the DEBUG log
-  the details. Never a ``requests`` exception.
+  the details. Never a ``requests`` exception, nor a ``urllib3`` one that
+  ``requests`` lets through (``LocationParseError`` for a host such as
+  ``a..b``, refused before any name is looked up: ``"network"``);
+* a token request with DPoP carries a fresh proof at each hop, a
+  followed redirect's naming that hop's method and URL: a proof is never
+  sent twice.
 """
 
 from __future__ import annotations
@@ -186,18 +191,17 @@ class Fetcher:
         session = self.dpop if dpop else None
         if session is None:
             return self.exchange("POST", request.url, headers=headers, data=body)
-        headers["DPoP"] = session.proof("POST", request.url)
-        answer = self.exchange("POST", request.url, headers=headers, data=body)
+        answer = self.exchange("POST", request.url, headers=headers, data=body, dpop=session)
         fresh = session.remember(request.url, answer.headers)
         if fresh and wants_nonce(answer.status, answer.document, None):
-            headers["DPoP"] = session.proof("POST", request.url)
-            answer = self.exchange("POST", request.url, headers=headers, data=body)
+            answer = self.exchange("POST", request.url, headers=headers, data=body, dpop=session)
             session.remember(request.url, answer.headers)
         return answer
 
     def probe(self, url: str, data: bytes, headers: dict[str, str]) -> Answer:
         """POST ``data`` and keep only the status and headers: the body is never read (a stream may never end)."""
         import requests
+        from urllib3.exceptions import HTTPError
 
         handle = Abort()
         timer = self._timer(handle)
@@ -207,7 +211,7 @@ class Fetcher:
                 response = self.session.post(url, data=data, headers=headers, allow_redirects=False, timeout=self._timeouts(), stream=True, verify=self._verify)
             response.close()
             return Answer(response.status_code, dict(response.headers), None)
-        except requests.RequestException as exc:
+        except (requests.RequestException, HTTPError) as exc:  # urllib3's: a host it cannot parse (a..b)
             raise self._failure(handle, exc) from None
         finally:
             timer.cancel()
@@ -219,6 +223,7 @@ class Fetcher:
         URL's query (``state``, the PKCE challenge) stays out of ``urllib3``'s log.
         """
         import requests
+        from urllib3.exceptions import HTTPError
 
         handle = Abort()
         timer = self._timer(handle)
@@ -233,7 +238,7 @@ class Fetcher:
                 return None
             finally:
                 response.close()
-        except requests.RequestException as exc:
+        except (requests.RequestException, HTTPError) as exc:  # urllib3's: a host it cannot parse (a..b)
             raise self._failure(handle, exc) from None
         finally:
             timer.cancel()
@@ -259,9 +264,16 @@ class Fetcher:
             return fetch_refused("network", f"cut off after {self.timeout:g} seconds")
         return fetch_refused("network", type(exc).__name__)
 
-    def exchange(self, verb: str, url: str, *, headers: dict[str, str], data: Optional[bytes] = None) -> Answer:
-        """One request, redirects within the origin followed, the body read within the bounds."""
+    def exchange(
+        self, verb: str, url: str, *, headers: dict[str, str], data: Optional[bytes] = None, dpop: Optional["DPoPSession"] = None
+    ) -> Answer:
+        """One request, redirects within the origin followed, the body read within the bounds.
+
+        With ``dpop``, each hop carries a fresh proof for its own method and
+        URL (a followed redirect's too): the same proof never goes twice.
+        """
         import requests
+        from urllib3.exceptions import HTTPError
 
         handle = Abort()
         timer = self._timer(handle)
@@ -270,6 +282,8 @@ class Fetcher:
             with abortable(handle), reaching(self.reach):
                 for _ in range(MAX_REDIRECTS + 1):
                     self._check(url)
+                    if dpop is not None:
+                        headers = {**headers, "DPoP": dpop.proof(verb, url)}
                     response = self.session.request(
                         verb, url, headers=headers, data=data, allow_redirects=False, timeout=self._timeouts(), stream=True, verify=self._verify
                     )
@@ -286,7 +300,7 @@ class Fetcher:
                     finally:
                         response.close()
                 raise fetch_refused("redirect", "too many redirects")
-        except requests.RequestException as exc:
+        except (requests.RequestException, HTTPError) as exc:  # urllib3's: a host it cannot parse (a..b)
             raise self._failure(handle, exc) from None
         finally:
             timer.cancel()

@@ -248,11 +248,12 @@ class OAuth:
             return fallback
         return self._entry(server_url).header
 
-    def dpop_proof(self, server_url: str, method: str, authorization: str) -> Optional[str]:
+    def dpop_proof(self, server_url: str, method: str, authorization: str, target: Optional[str] = None) -> Optional[str]:
         """The ``DPoP`` header of a request to ``server_url`` that carries ``authorization`` (None for a Bearer token).
 
-        A fresh proof each time: the request's method and URL, ``ath`` of the
-        token, and the nonce the server asked for last.
+        A fresh proof each time: the request's method and URL (``target``, where
+        a redirect within the server's origin took it; else ``server_url``),
+        ``ath`` of the token, and the nonce the server asked for last.
         """
         if not authorization.startswith("DPoP "):
             return None
@@ -261,7 +262,7 @@ class OAuth:
                 session = self._dpop_session(server_url)
         except OAuthRefused:
             return None  # the server's 401 then says so, through challenged()
-        return None if session is None else session.proof(method, server_url, authorization[5:])
+        return None if session is None else session.proof(method, target or server_url, authorization[5:])
 
     def challenged(self, server_url: str, status: int, headers: Mapping[str, str], sent: Optional[str]) -> None:
         """The server answered ``status`` (401 or 403) to a request that carried ``sent``; make a retry worthwhile.

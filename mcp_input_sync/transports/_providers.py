@@ -29,10 +29,11 @@ class BearerProvider(Protocol):
 
 @runtime_checkable
 class DPoPProvider(Protocol):
-    """A provider whose tokens may be DPoP-bound (RFC 9449): ``dpop_proof(url, method, authorization)``
-    gives the ``DPoP`` header of each request whose ``Authorization`` it made (None for a Bearer token)."""
+    """A provider whose tokens may be DPoP-bound (RFC 9449): ``dpop_proof(url, method, authorization, target)``
+    gives the ``DPoP`` header of each request whose ``Authorization`` it made (None for a Bearer token);
+    ``target`` is the URL the request goes to when a redirect took it elsewhere than ``url``."""
 
-    def dpop_proof(self, server_url: str, method: str, authorization: str) -> Optional[str]: ...
+    def dpop_proof(self, server_url: str, method: str, authorization: str, target: Optional[str] = None) -> Optional[str]: ...
 
 
 def is_bearer_provider(auth: object) -> bool:
@@ -40,13 +41,16 @@ def is_bearer_provider(auth: object) -> bool:
     return isinstance(auth, BearerProvider)
 
 
-def add_authorization(headers: dict[str, str], provider: BearerProvider, url: str, method: str) -> None:
-    """Put the provider's ``Authorization`` (and, for a DPoP-bound token, a fresh ``DPoP`` proof) in ``headers``."""
+def add_authorization(headers: dict[str, str], provider: BearerProvider, url: str, method: str, target: Optional[str] = None) -> None:
+    """Put the provider's ``Authorization`` (and, for a DPoP-bound token, a fresh ``DPoP`` proof) in ``headers``.
+
+    ``url`` is the server's (the token is its); ``target`` the URL a followed redirect goes to, which the proof names.
+    """
     value = provider.authorization(url)
     if value is None:
         return
     headers["Authorization"] = value
     if isinstance(provider, DPoPProvider):
-        proof = provider.dpop_proof(url, method, value)
+        proof = provider.dpop_proof(url, method, value, target)
         if proof is not None:
             headers["DPoP"] = proof

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import time
 from datetime import timedelta
-from typing import Any, Iterator, Mapping, Optional
+from typing import Any, Callable, Iterator, Mapping, Optional
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import requests
@@ -166,7 +166,10 @@ class Endpoint:
         #: The origin of the proxy that carries the requests (:func:`proxy_for`), as the environment says now; None: none.
         self.proxy = proxy_for(session, url, verify)
 
-    def request(self, verb: str, headers: Mapping[str, str], data: Optional[bytes], timeouts: tuple[float, float]) -> requests.Response:
+    def request(
+        self, verb: str, headers: Mapping[str, str], data: Optional[bytes], timeouts: tuple[float, float],
+        again: Optional[Callable[[str], Mapping[str, str]]] = None,
+    ) -> requests.Response:
         """Send one request to the endpoint (``stream=True``), following only redirects that keep it as it is.
 
         ``requests`` would follow any redirect, and with it send the caller's
@@ -176,6 +179,11 @@ class Endpoint:
         to this origin with the new path, whatever else the ``Location``
         says), at most :data:`MAX_REDIRECTS` times; any other redirect is
         refused with :class:`RedirectRefused`, naming the origins only.
+
+        ``again(url)`` makes the headers of the request sent again to a
+        followed redirect's ``url``: headers that hold something made for one
+        request (a DPoP proof names its URL and is never sent twice) must be
+        made anew for each. None: ``headers`` go again as they are.
         """
         held: list[str] = []
 
@@ -206,6 +214,8 @@ class Endpoint:
                 return response
             response.close()
             url = self._redirect_target(url, held[0], response.status_code)
+            if again is not None:
+                headers = again(url)
         raise RedirectRefused(f"the server at {self.origin} redirected a request more than {MAX_REDIRECTS} times")
 
     def _redirect_target(self, url: str, location: str, status: int) -> str:

@@ -267,10 +267,10 @@ class Transport(abc.ABC):
         before anything more is sent; HTTP sends the version as a header. By default ignored."""
 
     def cancel_request(self, request_id: RequestId) -> bool:
-        """Cancel a request by closing its response stream (2026-07-28 HTTP).
+        """The client gave the request up: release what carries its response (HTTP closes its stream).
 
-        False (the default) when not applicable: the client then sends
-        ``notifications/cancelled``.
+        True when that cancelled the request itself (2026-07-28 HTTP). False
+        (the default) otherwise: the client then sends ``notifications/cancelled``.
         """
         return False
 

@@ -19,13 +19,16 @@ once, resumes a 2025-11-25 stream after a graceful close (GET with
 ``Last-Event-ID`` after ``retry:``), and sends the modern headers
 (``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``, ``Mcp-Param-*``).
 Every header comes from the :class:`Outgoing` the client sends with the
-message: the transport never decodes what it sends. ``requests`` errors are
-mapped at one place, ``_post``, to :class:`TransportClosed` (or
-:class:`TransportAuthError` for 401 and 403).
+message: the transport never decodes what it sends. ``requests`` errors (and
+the ``urllib3`` ones it lets through: ``LocationParseError`` for a host such
+as ``a..b``) are mapped at one place, ``_post``, to :class:`TransportClosed`
+(or :class:`TransportAuthError` for 401 and 403).
 Every request (POST, GET, DELETE) goes through ``_send.Endpoint.request``,
 which follows a redirect only when it is a 307 or 308 within the server's
 origin, so the caller's headers and a request's body never reach another
-origin (``_send.RedirectRefused``).
+origin (``_send.RedirectRefused``); the request sent again carries headers
+made anew (a DPoP proof of its own). A request the client gives up on has
+its response stream closed, in either era (:meth:`HttpTransport.cancel_request`).
 
 ``requests`` is imported only when an HTTP transport is built.
 """
@@ -87,6 +90,17 @@ Auth = Callable[["requests.PreparedRequest"], "requests.PreparedRequest"]
 MAX_AUTH_ATTEMPTS = 3
 #: The thread pools of a transport take every request and stream: their count is the callers' business.
 _UNBOUNDED = 1 << 30
+
+
+def _anew(make: Callable[..., dict[str, str]], *args: Any) -> Callable[[str], dict[str, str]]:
+    """The ``again`` of ``_send.Endpoint.request``: ``make(*args, target=url)`` again for each redirect followed.
+
+    So a request sent again carries a DPoP proof of its own (a new ``jti``,
+    ``htu`` the URL it goes to), never the one already sent.
+    """
+    return lambda url: make(*args, target=url)
+
+
 class _Stream:
     """One open SSE response (a POST's or the GET stream)."""
 
@@ -190,8 +204,11 @@ class HttpTransport(Transport):
         #: True once the handshake decided the 2026-07-28 era.
         self._modern = False
         self._streams: dict[int, _Stream] = {}
-        #: The abort handles of the requests being posted on threads of their own (see :meth:`send`).
-        self._posts: dict[int, Any] = {}
+        #: The requests being posted: (abort handle, request id) by key (see :meth:`send`).
+        self._posts: dict[int, tuple[Any, Optional[RequestId]]] = {}
+        #: Requests the client gave up on (:meth:`cancel_request`) whose POST is still out: a
+        #: response stream that comes for one is closed at once. Emptied as their POSTs end.
+        self._given_up: set[RequestId] = set()
         # Threads are kept for the next request or stream once theirs ends: starting one costs
         # about as much CPU as a request to a local server (docs/performance.md). Each pool
         # grows to the most requests, or streams, open at once, and ends at close.
@@ -268,7 +285,7 @@ class HttpTransport(Transport):
         with self._lock:
             if self._closing:
                 raise TransportClosed("HTTP transport is closed")
-            self._posts[key] = handle
+            self._posts[key] = (handle, info.request_id)
         guard = track(deadline, Abort.fire, handle)
         try:
             self._exchange(data, info, handle)
@@ -278,8 +295,7 @@ class HttpTransport(Transport):
         finally:
             guard.cancel()
             handle.release()
-            with self._lock:
-                self._posts.pop(key, None)
+            self._posted(key, info.request_id)
 
     def _post_later(self, data: bytes, info: Outgoing, work: Optional[Callable[[bytes, Outgoing], None]] = None) -> None:
         from ._abortable import Abort, abortable
@@ -295,14 +311,20 @@ class HttpTransport(Transport):
                 if not self._closing:
                     self._lost(info.request_id, exc)
             finally:
-                with self._lock:
-                    self._posts.pop(key, None)
+                self._posted(key, info.request_id)
 
         with self._lock:
             if self._closing:
                 raise TransportClosed("HTTP transport is closed")
-            self._posts[key] = handle
+            self._posts[key] = (handle, info.request_id)
             self._posters.start(run, "POST")
+
+    def _posted(self, key: int, request_id: Optional[RequestId]) -> None:
+        """A POST ended: forget it, and that its request was given up once no other POST carries it."""
+        with self._lock:
+            self._posts.pop(key, None)
+            if request_id in self._given_up and all(other != request_id for _, other in self._posts.values()):
+                self._given_up.discard(request_id)
 
     def _exchange(self, data: bytes, info: Outgoing, handle: Any = None) -> None:
         method = info.method
@@ -328,14 +350,28 @@ class HttpTransport(Transport):
         self._modern = era == MODERN
 
     def cancel_request(self, request_id: RequestId) -> bool:
-        """Modern HTTP: cancel a request by closing its response stream. False when not applicable."""
-        if not self._modern:
-            return False
-        with self._lock:
+        """The client gave up on a request: close its response stream, now or as soon as it opens.
+
+        Closing it ends the stream's reader thread and gives up its
+        connection, however long the server would keep it open (a legacy
+        server may feed it SSE comments for ever). A stream being resumed
+        is not resumed. A server request that came on the stream and is
+        still being answered gets its answer all the same: each answer is a
+        POST of its own.
+
+        Returns True in the 2026-07-28 era, where closing the stream is the
+        cancellation; False in the legacy era, where the client then sends
+        ``notifications/cancelled`` as well.
+        """
+        with self._lock:  # marked under the lock that registers streams: none slips through (_read_stream)
             streams = [s for s in self._streams.values() if s.request_id == request_id]
+            for stream in streams:
+                stream.closed = True
+            if any(other == request_id for _, other in self._posts.values()):
+                self._given_up.add(request_id)  # its response has not come yet: closed as it opens
         for stream in streams:
             stream.abort()
-        return True
+        return self._modern
 
     def close(self, timeout: float) -> None:
         """Close every stream, end the session (DELETE), and join the reader threads."""
@@ -345,7 +381,7 @@ class HttpTransport(Transport):
         with self._lock:
             self._closing = True  # under the lock: no reader starts after this
             streams = list(self._streams.values())
-            posts = list(self._posts.values())
+            posts = [handle for handle, _ in self._posts.values()]
         self._closed_event.set()
         for handle in posts:
             handle.fire()
@@ -360,25 +396,26 @@ class HttpTransport(Transport):
         if self.session_id is not None:
             try:
                 timeouts = (min(2.0, self._timeouts[0]), max(0.1, min(2.0, budget.left)))
-                self._endpoint.request("DELETE", self._base_headers("DELETE"), None, timeouts).close()
+                self._endpoint.request("DELETE", self._base_headers("DELETE"), None, timeouts, _anew(self._base_headers, "DELETE")).close()
             except Exception:  # noqa: BLE001 - a failed DELETE only leaves the session to expire
                 log.debug("mcp_input_sync: DELETE of the HTTP session failed", exc_info=True)
         self._session.close()
 
     # ------------------------------------------------------------------ POST
 
-    def _base_headers(self, method: str = "POST") -> dict[str, str]:
+    def _base_headers(self, method: str = "POST", target: Optional[str] = None) -> dict[str, str]:
+        """The headers of every request; ``target``: the URL a followed redirect goes to (a DPoP proof names it)."""
         headers = dict(self._headers)
         if self._bearer is not None:
-            add_authorization(headers, self._bearer, self.url, method)
+            add_authorization(headers, self._bearer, self.url, method, target)
         if self.session_id is not None:
             headers[SESSION_HEADER] = self.session_id
         if self.protocol_version is not None:
             headers[VERSION_HEADER] = self.protocol_version
         return headers
 
-    def _headers_for(self, info: Outgoing) -> dict[str, str]:
-        headers = self._base_headers()
+    def _headers_for(self, info: Outgoing, target: Optional[str] = None) -> dict[str, str]:
+        headers = self._base_headers("POST", target)
         headers["Accept"] = ACCEPT
         headers["Content-Type"] = "application/json"
         if info.version is not None:  # modern: the header repeats the body's version
@@ -401,17 +438,31 @@ class HttpTransport(Transport):
         self._handle(response, info)
 
     def _post(self, data: bytes, info: Outgoing, handle: Any = None) -> "requests.Response":
-        """The one place ``requests`` errors become transport errors; ``handle`` can abort the POST alone."""
+        """The one place ``requests`` errors become transport errors; ``handle`` can abort the POST alone.
+
+        ``urllib3`` errors that ``requests`` lets through (``LocationParseError``
+        for a host it cannot parse, such as ``a..b``) are failures to reach too.
+        """
         import requests
+        from urllib3.exceptions import HTTPError
 
         from ._abortable import abortable, why_unreachable
 
+        sent: list[dict[str, str]] = []  # the headers of each request sent for this attempt
+
+        def again(url: str) -> dict[str, str]:
+            # a followed redirect goes with headers of its own (_anew): a DPoP proof is never sent twice
+            sent.append(self._headers_for(info, url))
+            return sent[-1]
+
         for attempt in range(MAX_AUTH_ATTEMPTS + 1):
-            headers = self._headers_for(info)  # an OAuth refresh here is out of the handle's reach
+            sent[:] = [self._headers_for(info)]  # an OAuth refresh here is out of the handle's reach
             try:
                 with abortable(handle):
-                    response = self._endpoint.request("POST", headers, data, self._timeouts if handle is None else handle.bound(self._timeouts))
-            except requests.RequestException as exc:
+                    response = self._endpoint.request(
+                        "POST", sent[0], data, self._timeouts if handle is None else handle.bound(self._timeouts), again
+                    )
+            except (requests.RequestException, HTTPError) as exc:
                 proxy = self._endpoint.proxy  # a stale HTTP(S)_PROXY is a common cause: name it
                 via = f" through the proxy {proxy} (HTTP_PROXY or HTTPS_PROXY; NO_PROXY names hosts reached directly)" if proxy else ""
                 raise TransportClosed(f"cannot reach {self.shown_url}{via}: {reflect.text(why_unreachable(exc), 300)}") from exc
@@ -426,7 +477,7 @@ class HttpTransport(Transport):
                     status, answer_headers, f"HTTP {status}: the server still refused after {MAX_AUTH_ATTEMPTS} authorization attempts", "attempts"
                 )
             try:
-                self._bearer.challenged(self.url, status, answer_headers, headers.get("Authorization"))
+                self._bearer.challenged(self.url, status, answer_headers, sent[-1].get("Authorization"))
             except OAuthRefused as exc:
                 raise TransportAuthError(status, answer_headers, f"HTTP {status}: authorization failed: {exc.message}", exc.check) from None
         if response.status_code >= 500:
@@ -459,6 +510,9 @@ class HttpTransport(Transport):
             if self._closing:
                 response.close()
                 raise TransportClosed("HTTP transport is closed")
+            if request_id in self._given_up:  # the caller went: nobody reads the answer
+                response.close()
+                return
             self._streams[key] = reading
         try:
             body = self._read_body(response)
@@ -512,14 +566,19 @@ class HttpTransport(Transport):
 
     # ------------------------------------------------------------------ SSE
 
-    def _read_stream(self, response: "requests.Response", request_id: Any, resumed: int = 0, handle: Any = None) -> None:
+    def _read_stream(
+        self, response: "requests.Response", request_id: Any, resumed: int = 0, handle: Any = None, previous: Optional[_Stream] = None
+    ) -> None:
+        """Read an event stream on a reader thread; ``previous``: the stream this one resumes."""
         if handle is not None and not handle.release():  # the stream is its reader's from here on
             response.close()  # cut at its deadline already: the caller raises its own timeout
             return
         stream = _Stream(response, request_id)
         key = next(self._stream_ids)
         with self._lock:
-            if self._closing:  # a POST that raced close(): no new reader
+            # a POST that raced close(): no new reader; nor for a request the client gave up on
+            # (cancel_request), while its POST was out or the stream it resumes was being resumed
+            if self._closing or request_id in self._given_up or (previous is not None and previous.closed):
                 response.close()
                 return
             self._streams[key] = stream
@@ -560,12 +619,19 @@ class HttpTransport(Transport):
         except Exception as exc:  # noqa: BLE001 - a broken stream may raise anything from requests
             error = exc
         finally:
-            with self._lock:
-                self._streams.pop(key, None)
             try:
                 stream.response.close()
             except Exception:  # noqa: BLE001
                 pass
+        try:
+            self._ended(stream, decoder, error, answered, resumed)
+        finally:
+            # registered until here, so that cancel_request finds a stream while it waits to be resumed
+            with self._lock:
+                self._streams.pop(key, None)
+
+    def _ended(self, stream: _Stream, decoder: SSEDecoder, error: Optional[BaseException], answered: bool, resumed: int) -> None:
+        """A stream ended: the request is answered, given up, resumed (2025-11-25), or lost."""
         if stream.closed or self._closing or answered:
             return
         if stream.request_id is None:
@@ -574,46 +640,51 @@ class HttpTransport(Transport):
         last_id = decoder.last_event_id
         if last_id and resumed < 3 and not isinstance(error, LimitExceeded) and not self._modern:
             pause = (decoder.retry if decoder.retry is not None else 1000) / 1000.0
-            if self._closed_event.wait(min(pause, 10.0)):
-                return  # close() while waiting to reconnect
-            if self._resume(stream.request_id, last_id, resumed + 1):
+            if self._closed_event.wait(min(pause, 10.0)) or stream.closed:
+                return  # close(), or the client gave the request up, while waiting to reconnect
+            if self._resume(stream, last_id, resumed + 1):
                 return
         self._lost(stream.request_id, error or TransportClosed("the response stream ended before the response"))
 
-    def _resume(self, request_id: Any, last_event_id: str, attempt: int) -> bool:
+    def _resume(self, previous: _Stream, last_event_id: str, attempt: int) -> bool:
         import requests
+        from urllib3.exceptions import HTTPError
 
-        headers = self._base_headers("GET")
-        headers["Accept"] = "text/event-stream"
-        headers["Last-Event-ID"] = last_event_id
         try:
-            response = self._endpoint.request("GET", headers, None, self._timeouts)
-        except (requests.RequestException, TransportClosed) as exc:
+            response = self._endpoint.request("GET", self._stream_headers(last_event_id), None, self._timeouts, _anew(self._stream_headers, last_event_id))
+        except (requests.RequestException, HTTPError, TransportClosed) as exc:
             log.debug("mcp_input_sync: the response stream was not resumed: %s", exc)
             return False
         if response.status_code != 200:
             response.close()
             return False
-        self._read_stream(response, request_id, attempt)
+        self._read_stream(response, previous.request_id, attempt, previous=previous)
         return True
+
+    def _stream_headers(self, last_event_id: Optional[str] = None, target: Optional[str] = None) -> dict[str, str]:
+        """The headers of a GET that opens an event stream (or resumes one after ``last_event_id``)."""
+        headers = self._base_headers("GET", target)
+        headers["Accept"] = "text/event-stream"
+        if last_event_id is not None:
+            headers["Last-Event-ID"] = last_event_id
+        return headers
 
     def _open_get_stream(self) -> None:
         """Legacy: the GET stream for server messages tied to no call (405 is fine)."""
         import requests
+        from urllib3.exceptions import HTTPError
 
         if self._modern or self._closing:
             return
-        headers = self._base_headers("GET")
-        headers["Accept"] = "text/event-stream"
         try:
-            response = self._endpoint.request("GET", headers, None, self._timeouts)
+            response = self._endpoint.request("GET", self._stream_headers(), None, self._timeouts, _anew(self._stream_headers))
         except TransportClosed as exc:
             if exc.check == "redirect":  # a redirect refused (_send.RedirectRefused)
                 log.warning("mcp_input_sync: GET stream not opened: %s", exc)
             else:
                 log.debug("mcp_input_sync: GET stream not opened: %s", exc)
             return
-        except requests.RequestException as exc:
+        except (requests.RequestException, HTTPError) as exc:
             log.debug("mcp_input_sync: GET stream not opened: %s", exc)
             return
         kind = response.headers.get("Content-Type", "").split(";")[0].strip().lower()

@@ -693,28 +693,20 @@ def outline(source: Source, *, names: Optional[Collection[str]] = None, file: Un
         else:
             assert isinstance(described, HttpServer)
             origin, goes_on = _origin(described.url)
-            oauth = described.oauth or {}
+            read, posts = _oauth_reach(described.oauth or {})
             out[name] = Outline(name, described.kind, origin=origin, url_goes_on=goes_on, headers=tuple(described.headers),
-                                oauth=tuple(oauth), reads=reads, files=_oauth_files(oauth), posts=_oauth_posts(oauth))
+                                oauth=tuple(described.oauth or ()), reads=reads, files=read, posts=posts)
     return out
 
 
-#: The ``oauth`` keys whose value is a local file the grant reads, and those whose value is a URL it posts to.
-_OAUTH_FILE_KEYS = ("assertionFile", "identityAssertionFile", "privateKeyFile")
+#: The ``oauth`` keys whose value is a local file the grant reads (a ``privateKey`` without PEM text is a path), and URLs it posts to.
+_OAUTH_FILE_KEYS = ("assertionFile", "identityAssertionFile", "privateKeyFile", "privateKey")
 _OAUTH_URL_KEYS = ("issuer", "authorizationServer", "idpTokenEndpoint")
 
 
-def _oauth_files(oauth: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
-    """The local files an ``oauth`` object makes the client read (a ``privateKey`` without PEM text is a path)."""
-    files = [(oauth[key], f"oauth.{key}") for key in _OAUTH_FILE_KEYS if isinstance(oauth.get(key), str)]
-    key = oauth.get("privateKey")
-    if isinstance(key, str) and "-----BEGIN" not in key:
-        files.append((key, "oauth.privateKey"))
-    return tuple(files)
-
-
-def _oauth_posts(oauth: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
-    return tuple((oauth[key], f"oauth.{key}") for key in _OAUTH_URL_KEYS if isinstance(oauth.get(key), str))
+def _oauth_reach(oauth: Mapping[str, Any]) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
+    files = tuple((v, f"oauth.{k}") for k in _OAUTH_FILE_KEYS if isinstance(v := oauth.get(k), str) and "-----BEGIN" not in v)
+    return files, tuple((v, f"oauth.{k}") for k in _OAUTH_URL_KEYS if isinstance(v := oauth.get(k), str))
 
 
 def find_config(folder: Union[str, "os.PathLike[str]", None] = None) -> Optional[Path]:

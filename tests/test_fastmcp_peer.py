@@ -171,14 +171,16 @@ def test_a_configuration_file_of_real_servers_through_the_command_line(config_fi
         return subprocess.run([sys.executable, "-m", "mcp_input_sync", *args], capture_output=True, text=True, timeout=120,
                               cwd=config_file.parent, env=env, stdin=subprocess.DEVNULL)
 
-    done = cli("tools", "--protocol", "legacy")  # ./.mcp.json, found by itself
+    done = cli("tools", "--protocol", "legacy")  # ./.mcp.json, found by itself: no terminal to say yes at
+    assert done.returncode == 2 and "server 'fast' would run a command" in done.stderr, done.stderr
+    done = cli("tools", "--protocol", "legacy", "--trust-config")
     assert done.returncode == 0, done.stderr
     assert "using .mcp.json" in done.stderr
     rows = [line.split()[:2] for line in done.stdout.splitlines()]
     assert ["fast", "elicit_dataclass"] in rows and ["fast-http", "echo"] in rows
     answers = config_file.parent / "answers.json"
     answers.write_text(json.dumps({"city": "Lisbon", "nights": 4}))
-    done = cli("call", "--protocol", "legacy", "--answers", str(answers), "fast/elicit_pydantic", "{}")
+    done = cli("call", "--protocol", "legacy", "--trust-config", "--answers", str(answers), "fast/elicit_pydantic", "{}")
     assert done.returncode == 0 and done.stdout.splitlines()[0] == "accepted city=Lisbon nights=4", done.stderr
     done = cli("call", "--config", str(config_file), "--server", "fast-http", "echo", '{"text": "over http"}')
     assert done.returncode == 0 and done.stdout.splitlines()[0] == "over http", done.stderr

@@ -15,6 +15,12 @@ the threads, timeouts, cancellation and capability advertisement::
 
 from __future__ import annotations
 
+import logging as _logging
+
+# A library's records are the host's to show: without logging set up, none reaches stderr through Python's
+# last-resort handler (a warning printed beside the exception that says the same thing).
+_logging.getLogger("mcp_input_sync").addHandler(_logging.NullHandler())
+
 from . import reflect
 from ._era import EraCache
 from ._protocol.modern import PendingCall

@@ -139,15 +139,17 @@ class InputDesk:
 
     # ------------------------------------------------------------------ the check path
 
-    def _check(self, requests: Sequence[Request], budget: bool, in_flight: bool, now: Optional[float] = None, note: bool = True) -> Union[list[Prepared], Refusal]:
+    def _check(
+        self, requests: Sequence[Request], budget: bool, in_flight: bool, now: Optional[float] = None, note: bool = True, raised: bool = False
+    ) -> Union[list[Prepared], Refusal]:
         """The one check path: input requests through docs/reference.md#order-of-checks, all before any callback.
 
         Steps 1-3 for every request, then (with ``budget``) one token each from
         the input budget, all or none, then step 5 for every request; the first
         refusal decides. A refusal is counted and logged under its request's
-        kind (with ``note``); a request without a method is refused
-        ``malformed`` and not counted. ``now`` is when the budget is taken
-        (None: read the clock).
+        kind (with ``note``; at INFO when ``raised``: the caller gets it as an
+        exception); a request without a method is refused ``malformed`` and
+        not counted. ``now`` is when the budget is taken (None: read the clock).
         """
         checks = self.checks
         for key, method, params in requests:
@@ -155,31 +157,37 @@ class InputDesk:
                 return Refusal("malformed", jsonrpc.METHOD_NOT_FOUND, f"input request {quoted(key)} has no method")
             refusal = checks.before(method, params)
             if refusal is not None:
-                return self._noted(INPUT_REQUEST_KINDS.get(method, "other"), refusal, note)
+                return self._noted(INPUT_REQUEST_KINDS.get(method, "other"), refusal, note, raised)
         if budget and not checks.unlimited:  # an infinite rate keeps no state: no lock
             kinds = [INPUT_REQUEST_KINDS[method] for _, method, _ in requests]
             with self._budget_lock:
                 refusal = checks.budget(kinds, _clock.monotonic() if now is None else now)
             if refusal is not None:  # the server gets the generic message; the log and the caller's error name the option
                 why = over_budget(*self.options.input_rate_limit)
-                return self._noted(kinds[0], Refusal(refusal.check, refusal.code, refusal.message, why), note)
+                return self._noted(kinds[0], Refusal(refusal.check, refusal.code, refusal.message, why), note, raised)
         prepared: list[Prepared] = []
         for _, method, params in requests:
             step = checks.prepare(method, params, in_flight=in_flight)
             if type(step) is Refusal:
-                return self._noted(INPUT_REQUEST_KINDS[method], step, note)
+                return self._noted(INPUT_REQUEST_KINDS[method], step, note, raised)
             prepared.append(step)  # type: ignore[arg-type]
         return prepared
 
-    def _noted(self, kind: str, refusal: Refusal, note: bool) -> Refusal:
+    def _noted(self, kind: str, refusal: Refusal, note: bool, raised: bool) -> Refusal:
         if note:
-            self.note_refusal(kind, refusal)
+            self.note_refusal(kind, refusal, raised)
         return refusal
 
-    def note_refusal(self, kind: str, refusal: Refusal) -> None:
-        """Count a refusal and log it as a structured record (server_id, kind, check, code)."""
+    def note_refusal(self, kind: str, refusal: Refusal, raised: bool = False) -> None:
+        """Count a refusal and log it as a structured record (server_id, kind, check, code).
+
+        At WARNING when only the server hears of it (a legacy refusal); at INFO
+        when the caller gets it as an exception too (``raised``): one message
+        per error.
+        """
         self.stats.refuse(kind, refusal.check)
-        log.warning(
+        log.log(
+            logging.INFO if raised else logging.WARNING,
             "mcp_input_sync: refused %s request from server %s: %s (check %s, code %d)%s",
             kind,
             self.server_id,
@@ -211,7 +219,7 @@ class InputDesk:
         if size > limits["round_bytes"]:
             self.stats.add("malformed")
             raise ClientError("protocol", f"one round's input requests take {size} bytes, over limits['round_bytes']={limits['round_bytes']}", check="limit")
-        checked = self._check([_as_request(key, request) for key, request in requests.items()], budget=True, in_flight=True)
+        checked = self._check([_as_request(key, request) for key, request in requests.items()], budget=True, in_flight=True, raised=True)
         if isinstance(checked, Refusal):
             raise refusal_error(checked)
         return dict(zip(requests, checked))
@@ -220,7 +228,7 @@ class InputDesk:
         """The URL elicitations of a -32042 error through the check path, one by one, all before any callback."""
         prepared: list[Prepared] = []
         for i, entry in enumerate(entries):
-            checked = self._check(((i, "elicitation/create", entry),), budget=False, in_flight=True)
+            checked = self._check(((i, "elicitation/create", entry),), budget=False, in_flight=True, raised=True)
             if isinstance(checked, Refusal):
                 raise refusal_error(checked)
             prepared.append(checked[0])
@@ -247,7 +255,7 @@ class InputDesk:
             step = checked[0]
             verdict = self.checks.answer(step, responses[key])
             if isinstance(verdict, Refusal):
-                self.note_refusal(step.kind, verdict)
+                self.note_refusal(step.kind, verdict, raised=True)
                 raise refusal_error(verdict)
             if verdict.get("action") in ("decline", "cancel"):
                 declined.append(modern.question_key(request))
@@ -277,8 +285,8 @@ class InputDesk:
         """
         return self.check_answer(prepared, self._callback(prepared, assigns, related, token), what)
 
-    def check_answer(self, prepared: Prepared, value: Any, what: str) -> Union[Refusal, JsonDict]:
-        """The answer check; a refusal is counted and logged, an accepted answer's notes are logged.
+    def check_answer(self, prepared: Prepared, value: Any, what: str, raised: bool = False) -> Union[Refusal, JsonDict]:
+        """The answer check; a refusal is counted and logged (see :meth:`note_refusal`), an accepted answer's notes are logged.
 
         An answer too strange to check (the checks raise on it) is an invalid
         answer. ``what`` names the request in the log (its method, or kind).
@@ -289,7 +297,7 @@ class InputDesk:
             log.exception("mcp_input_sync: a %s answer could not be checked; refused as invalid", prepared.kind)
             verdict = Refusal("answer", jsonrpc.INTERNAL_ERROR, "the input handler returned an invalid answer", "unreadable answer")
         if isinstance(verdict, Refusal):
-            self.note_refusal(prepared.kind, verdict)
+            self.note_refusal(prepared.kind, verdict, raised)
             return verdict
         for note in prepared.notes:
             log.warning("mcp_input_sync: %s answer to server %s: %s", what, self.server_id, note)
@@ -345,7 +353,7 @@ class InputDesk:
             raise ClientError("timeout", f"the {step.kind} callback ran past its deadline; its answer was discarded")
         if token.reason is not None:
             raise ClientError("cancelled" if token.reason != "closed" else "closed", f"the call ended while the {step.kind} callback ran")
-        verdict = self.check_answer(step, value, step.kind)
+        verdict = self.check_answer(step, value, step.kind, raised=True)
         if isinstance(verdict, Refusal):
             raise refusal_error(verdict)
         self.stats.add("served")

@@ -22,6 +22,7 @@ from . import _clock, reflect
 from ._calls import Call, CallTable, ProgressCallback
 from ._port import Port
 from ._protocol import jsonrpc
+from ._protocol.advice import say
 from ._protocol.deadlines import MAX_TOTAL, CallClock
 from ._protocol.headers import HeaderArgs, routed_name
 from ._protocol.jsonrpc import JsonDict, RequestId
@@ -83,8 +84,8 @@ def remote_error(error: Any, method: str) -> ClientError:
 
 
 def raise_hint(limit: str) -> str:
-    """What an error over a size limit adds: the option that raises it."""
-    return f"; to accept it, pass the client limits={{{limit!r}: N}} with a larger N"
+    """What an error over a size limit adds: the option that raises it (in the host's words, ``_protocol.advice``)."""
+    return say("raise_limit", limit, limit=limit)
 
 
 def transport_error(exc: BaseException, what: str, live: bool = True, words: str = "") -> ClientError:
@@ -193,6 +194,8 @@ class Session:
         except TransportClosed as exc:
             status, tail = self.port.last_words()  # read once: the message and the data agree
             error = transport_error(exc, str(exc), self._is_live(), last_words(status, tail))
+            if error.kind == "closed":  # the reader saw the end first: say why it ended, not only that it did
+                error = self.closed_error()
             if status is not None and error.kind == "transport":
                 error.data = {"exit_status": status}
             raise error from exc
@@ -353,8 +356,9 @@ class Session:
                 self.abandon(call, "timeout")
                 if call.failure is None and call.response is not None:
                     return  # the answer won the race
-                what, limit = ("max_total_timeout", call.clock.max_total) if why == MAX_TOTAL else ("timeout", call.clock.timeout)
-                raise ClientError("timeout", f"{call.method} exceeded its {what} of {limit:g} s")
+                # the call's own timeout in the host's words (the command line's --timeout); max_total_timeout is Python's alone
+                what = f"its max_total_timeout of {call.clock.max_total:g} s" if why == MAX_TOTAL else say("call_timeout", value=call.clock.timeout)
+                raise ClientError("timeout", f"{call.method} exceeded {what}")
             step = min(left, _clock.MAX_WAIT)
             if cancel is not None:
                 step = min(step, 0.05)
@@ -392,7 +396,7 @@ class Session:
         """
         try:
             if type(line) is Oversized:
-                why = f"a message of {line.size} bytes or more, over limits['message_bytes']{raise_hint('message_bytes')}"
+                why = f"a message of {line.size} bytes or more, over {say('limit_name', 'message_bytes', limit='message_bytes')}{raise_hint('message_bytes')}"
                 self._malformed(line, why, "limit")
                 return
             if type(line) is Decoded:  # the transport decoded it already
@@ -447,11 +451,13 @@ class Session:
 
         A request whose id can be read goes to the receiver (-32700 for bad
         JSON, -32600 over a limit); a response whose id names a call of ours
-        fails that call.
+        fails that call. Logged at WARNING, but at INFO where that call's
+        caller gets it as its error (one message per error).
         """
         self.stats.add("malformed")
-        log.warning("mcp_input_sync: server %s sent %s; ignored", self.server_id, why)
         found = salvage(line)
+        call = self.calls.pop(found.id) if found.found and not found.is_request else None
+        log.log(logging.INFO if call is not None else logging.WARNING, "mcp_input_sync: server %s sent %s; ignored", self.server_id, why)
         if not found.found:
             return
         if found.is_request:
@@ -460,7 +466,6 @@ class Session:
                 code = jsonrpc.PARSE_ERROR if check == "malformed" else jsonrpc.INVALID_REQUEST
                 receiver.reject_unreadable(found.id, code, "parse error" if check == "malformed" else "request over the client's limits")
             return
-        call = self.calls.pop(found.id)
         if call is not None:
             call.failure = ClientError("protocol", f"the response to {call.method} could not be read: {why}", check=check)
             call.done.set()
@@ -479,11 +484,11 @@ class Session:
 
     def on_lost(self, request_id: Any, error: BaseException) -> None:
         """A transport says a request's response can no longer come (its stream broke, or broke a limit)."""
-        if isinstance(error, LimitExceeded):
-            self.stats.add("malformed")
-            log.warning("mcp_input_sync: server %s: %s", self.server_id, error)
         call = self.calls.get(request_id)
         tied = self.calls.forget(call) if call is not None else None
+        if isinstance(error, LimitExceeded):
+            self.stats.add("malformed")  # at INFO where the call's caller gets it as its error
+            log.log(logging.WARNING if tied is None else logging.INFO, "mcp_input_sync: server %s: %s", self.server_id, error)
         if call is None or tied is None:
             return
         for inbound in tied:  # the call ended without its result: so do its callbacks
@@ -497,10 +502,10 @@ class Session:
             return
         why = "the server closed the connection" if error is None else f"the connection broke: {error}"
         status, tail = self.port.last_words()
-        log.warning("mcp_input_sync: %s (server %s)%s", why, self.server_id, last_words(status, ""))
-        why += last_words(status, tail)
-        self.ended_why = why
-        self.fail_all("transport", lambda method: f"{method} failed: {why}", None if status is None else {"exit_status": status})
+        self.ended_why = ended = why + last_words(status, tail)
+        failed = self.fail_all("transport", lambda method: f"{method} failed: {ended}", None if status is None else {"exit_status": status})
+        # a WARNING when no caller hears of it; the callers whose calls failed get it as their error
+        log.log(logging.INFO if failed else logging.WARNING, "mcp_input_sync: %s (server %s)%s", why, self.server_id, last_words(status, ""))
         self._on_broken()
 
     def closed_error(self) -> ClientError:

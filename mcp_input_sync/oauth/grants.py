@@ -210,7 +210,7 @@ class _Assertion:
         try:
             value = source()
         except Exception as exc:  # noqa: BLE001 - the host's callable may raise anything
-            log.warning("mcp_input_sync: fetching the %s failed (%s)", self.what, type(exc).__name__)
+            log.debug("mcp_input_sync: fetching the %s failed (%s)", self.what, type(exc).__name__)  # the caller's error says so too
             raise OAuthRefused("assertion", f"Fetching the {self.what} failed ({type(exc).__name__}).") from None
         if not isinstance(value, str) or not value:
             raise OAuthRefused("assertion", f"The {self.what} callable returned no assertion.")

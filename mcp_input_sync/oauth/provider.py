@@ -586,7 +586,8 @@ class OAuth:
         try:
             tokens = grant.obtain(fetcher.with_dpop(session), discovery, scopes)
         except OAuthRefused as exc:
-            log.warning("mcp_input_sync: the %s grant for %s failed: %s (check %s)", grant.kind, server_url, exc.message, exc.check)
+            # the caller gets this as its ClientError: one message per error, the log only at DEBUG
+            log.debug("mcp_input_sync: the %s grant for %s failed: %s (check %s)", grant.kind, server_url, exc.message, exc.check)
             raise
         client = flow.Client(discovery.metadata.issuer, grant.client_id or grant.kind, None, None, (), "grant")
         self._save(server_url, discovery, client, tokens, scopes, session)

@@ -615,7 +615,7 @@ class HttpTransport(Transport):
             answered = deliver(exc.events) or answered
             limit = "message_bytes" if isinstance(exc, SSEEventTooLarge) else "sse_line_bytes"
             error = LimitExceeded(limit, f"{exc} (limits[{limit!r}])")
-            log.warning("mcp_input_sync: an event stream from %s broke a limit and was closed: %s", self.origin, error)
+            log.debug("mcp_input_sync: an event stream from %s broke a limit and was closed: %s", self.origin, error)  # the client says it once
         except Exception as exc:  # noqa: BLE001 - a broken stream may raise anything from requests
             error = exc
         finally:

@@ -309,7 +309,7 @@ class Client(CallsAPI, SurfaceAPI):
         self._request("ping", None, timeout)
 
     def notify_roots_changed(self) -> None:
-        """Tell a legacy server the roots changed (no-op without ``list_roots``)."""
+        """Tell a legacy server the roots changed (no-op unless the handler declares roots: ``list_roots`` and ``offers_roots()``)."""
         self._ensure_open().roots_changed()
 
     def _request(self, method: str, params: Optional[JsonDict], timeout: Seconds) -> JsonDict:
@@ -532,6 +532,7 @@ def connect_http(
     headers: Optional[Mapping[str, str]] = None,
     auth: Optional[Any] = None,
     verify: Union[bool, str] = True,
+    pool_size: int = 64,
     **options: Any,
 ) -> Client:
     """Connect to an MCP server's Streamable HTTP endpoint; the era is detected before this returns.
@@ -546,14 +547,20 @@ def connect_http(
             takes it: True (the CA bundle ``requests`` uses), or the path of a
             PEM file of the certificate authorities to trust (a company's, or
             a test one). False turns the check off: never against a real server.
+        pool_size: the connections to the server kept open for reuse, an int
+            from 1 to 1024. Each call holds one while it runs (a legacy client
+            also one for its GET stream), so one for each thread that calls at
+            once. A thread never waits for one: past ``pool_size`` a call opens
+            one more, closed afterwards rather than kept (no warning logged).
         **options: the client options.
 
     Raises:
         ClientError: ``transport`` when the server cannot be reached, ``auth``
             for 401 or 403, ``protocol`` when no version can be agreed.
+        TypeError, ValueError: ``pool_size`` is not an int, or out of range.
     """
     from .transports.http import HttpTransport
 
-    client = Client(HttpTransport(url, headers=headers, auth=auth, verify=verify), **options)
+    client = Client(HttpTransport(url, headers=headers, auth=auth, verify=verify, pool_size=pool_size), **options)
     client.open()
     return client

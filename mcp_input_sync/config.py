@@ -7,10 +7,9 @@ Shapes read (docs/config.md has an example of each):
 * ``{"mcpServers": {NAME: {...}}}`` (Claude Desktop, Cursor, Claude Code's
   ``.mcp.json``), ``{"servers": {NAME: {...}}}`` (VS Code's ``mcp.json``),
   and ``{"mcp": {"servers": {...}}}`` (VS Code's ``settings.json``);
-* a server is ``{"command", "args", "env", "cwd", "envFile", "inheritEnv"}`` (stdio) or
-  ``{"url", "headers"}``; ``"type"`` says which (``"stdio"``, ``"http"``,
-  ``"streamable-http"``, ``"sse"``), and without it ``command`` means stdio
-  and ``url`` means Streamable HTTP, as the editors read it;
+* a server is ``{"command", "args", "env", "cwd", "envFile", "inheritEnv"}`` (stdio) or ``{"url", "headers",
+  "oauth", "poolSize"}``; ``"type"`` says which (``"stdio"``, ``"http"``, ``"streamable-http"``, ``"sse"``), and
+  without it ``command`` means stdio and ``url`` means Streamable HTTP, as the editors read it;
 * comments and trailing commas, which VS Code allows, are read.
 
 Placeholders, in ``command``, ``args``, ``env``, ``cwd``, ``envFile``,
@@ -48,7 +47,7 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PLACEHOLDER = re.compile(r"\$\{([^{}]*)\}")
 _CONTROL = re.compile(r"[\r\n\x00]")
 _STDIO_KEYS = frozenset({"type", "command", "args", "env", "cwd", "envFile", "inheritEnv"})
-_HTTP_KEYS = frozenset({"type", "url", "headers", "oauth"})
+_HTTP_KEYS = frozenset({"type", "url", "headers", "oauth", "poolSize"})
 
 Prompt = Callable[[str, Mapping[str, Any]], Optional[str]]
 
@@ -207,19 +206,21 @@ class StdioServer(ServerConfig):
 
 
 class HttpServer(ServerConfig):
-    """A Streamable HTTP server: ``url``, ``headers`` sent with every request, and ``oauth``, the
-    file's OAuth settings for it (``clientId``, ``clientSecret``, ``issuer``, ``scopes``), or None."""
+    """A Streamable HTTP server: ``url``, ``headers`` sent with every request, ``oauth``, the file's OAuth settings
+    for it (``clientId``, ``clientSecret``, ``issuer``, ``scopes``) or None, and ``pool_size`` (``"poolSize"``) or None."""
 
-    __slots__ = ("url", "headers", "oauth")
+    __slots__ = ("url", "headers", "oauth", "pool_size")
     kind = "http"
     url: str
     headers: Mapping[str, str]
     oauth: Optional[Mapping[str, Any]]
+    pool_size: Optional[int]
 
     def __init__(self, name: str, url: str, headers: Optional[Mapping[str, str]] = None, oauth: Optional[Mapping[str, Any]] = None,
-                 *, source: Optional[str] = None, extra: Optional[Mapping[str, Any]] = None) -> None:
+                 *, source: Optional[str] = None, extra: Optional[Mapping[str, Any]] = None, pool_size: Optional[int] = None) -> None:
         super().__init__(name, source, extra or {})
-        for slot, value in (("url", url), ("headers", MappingProxyType(dict(headers or {}))), ("oauth", None if oauth is None else MappingProxyType(dict(oauth)))):
+        for slot, value in (("url", url), ("headers", MappingProxyType(dict(headers or {}))), ("pool_size", pool_size),
+                            ("oauth", None if oauth is None else MappingProxyType(dict(oauth)))):
             object.__setattr__(self, slot, value)
 
     def __repr__(self) -> str:
@@ -500,14 +501,14 @@ def _server(name: str, entry: Any, expander: _Expander, source: Optional[str]) -
         if not url.startswith(("http://", "https://")) and not (expander.dry and url.startswith("${")):
             raise expander.error("must be an http or https URL", name, "url")
         headers = _string_map(entry.get("headers"), expander, name, "headers")
-        oauth = entry.get("oauth")
-        if oauth is not None:
-            if not isinstance(oauth, Mapping):
-                raise expander.error("must be an object", name, "oauth")
-            oauth = {key: _oauth_value(value, expander, name, f"oauth.{key}") for key, value in oauth.items()}
+        oauth, size = entry.get("oauth"), entry.get("poolSize")
+        if oauth is not None and not isinstance(oauth, Mapping):
+            raise expander.error("must be an object", name, "oauth")
+        if size is not None and (type(size) is not int or not 1 <= size <= 1024):  # what connect_http's pool_size takes
+            raise expander.error("must be a whole number from 1 to 1024", name, "poolSize")
+        oauth = None if oauth is None else {key: _oauth_value(value, expander, name, f"oauth.{key}") for key, value in oauth.items()}
         extra = {k: v for k, v in entry.items() if k not in _HTTP_KEYS}
-        cls = SseServer if kind == "sse" else HttpServer
-        return cls(name, url, headers, oauth, source=source, extra=extra)
+        return (SseServer if kind == "sse" else HttpServer)(name, url, headers, oauth, source=source, extra=extra, pool_size=size)
     raise expander.error(f"is {kind!r}; known types are stdio, http and sse", name, "type")
 
 

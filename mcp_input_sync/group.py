@@ -65,7 +65,8 @@ def connect(server: Union[ServerConfig, str], *, config: Optional[ConfigSource] 
     ``server_id`` defaults to the server's name. Other options go to
     :func:`~mcp_input_sync.connect_stdio` or :func:`~mcp_input_sync.connect_http`
     (``auth=`` included, for an HTTP server: an ``OAuth`` there is refined
-    by the file's ``oauth`` object for that server, e.g. its ``clientId``).
+    by the file's ``oauth`` object for that server, e.g. its ``clientId``;
+    ``pool_size=`` defaults to the file's ``poolSize``).
 
     Raises:
         ConfigError: a name that ``config`` does not hold, or no ``config`` for a name;
@@ -116,6 +117,8 @@ def _open(server: ServerConfig, handler: Any, options: dict[str, Any]) -> Client
                 options["auth"] = auth.configured(**settings)
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"cannot be used: {exc}", file=server.source, server=server.name, key="oauth") from None
+    if server.pool_size is not None:  # the file's "poolSize"; a pool_size= of the host's wins
+        options.setdefault("pool_size", server.pool_size)
     return connect_http(server.url, headers=dict(server.headers) or None, handler=handler, **options)
 
 
@@ -328,8 +331,11 @@ def connect_all(
     )
     clients = {name: results[name][1] for name in chosen if results.get(name, (False, None))[0]}
     errors: dict[str, BaseException] = {name: results[name][1] for name in chosen if name in results and not results[name][0]}
-    mistakes = [exc for exc in errors.values() if isinstance(exc, (TypeError, ValueError)) and not isinstance(exc, ClientError)]
-    if mistakes:  # the caller's own error (a bad option): not a server's
+    mistakes = [
+        exc for name, exc in errors.items()
+        if isinstance(exc, (TypeError, ValueError)) and not isinstance(exc, ClientError) and not (isinstance(exc, ConfigError) and exc.server == name)
+    ]
+    if mistakes:  # the caller's own error (a bad option): not a server's (an entry found unusable as it opens, its oauth, is that server's)
         ServerGroup(clients, {}).close()
         raise mistakes[0]
     every = {**errors, **unusable}

@@ -115,3 +115,14 @@ def test_curves_quick_draws_the_pool_and_listing_curves(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-1000:]
     assert "0 failed runs" in done.stdout
     assert (tmp_path / "curve-pool.svg").read_text().startswith("<svg") and (tmp_path / "curves.json").exists()
+
+
+def test_http_threads_quick_runs_the_library_beside_the_sdk_on_one_shared_client(tmp_path: Path) -> None:
+    # many threads on one client: every answer checked, no pool warning from the library (nothing timed)
+    out = tmp_path / "threads.json"
+    argv = [sys.executable, str(BENCH / "http_threads.py"), "--quick", "--threads", "12", "--calls", "2", "--json", str(out)]
+    done = subprocess.run(argv, check=False, capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-1000:]
+    rows = json.loads(out.read_text())["rows"]
+    assert {r["client"] for r in rows} == {"lib", "lib10", "sdk"} and all(r["ok_runs"] == r["runs"] == 1 for r in rows)
+    assert all(r["pool_warnings"] == 0 and r["conns"] >= 1 for r in rows)

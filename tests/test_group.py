@@ -219,3 +219,17 @@ def test_a_call_through_the_group_to_a_server_that_did_not_open_names_it_and_its
         assert "'gone' did not open" in text and "no-such-program" in text and "group.errors['gone']" in text
         with pytest.raises(KeyError, match="names no tool"):
             group.call_tool("elsewhere/add")
+
+
+def test_a_server_whose_oauth_cannot_be_used_fails_alone_when_reported() -> None:
+    # its grant is made as it opens (no issuer: refused); with on_error="report" that is the server's failure, not the caller's
+    config = {"mcpServers": {
+        "demo": {"command": sys.executable, "args": ["-m", "mcp_input_sync._demo_server"]},
+        "billing": {"url": "https://billing.example/mcp", "oauth": {"grant": "workload_identity", "assertion": "eyJ.a.b"}},
+    }}
+    with mis.connect_all(config, on_error="report", timeout=30.0) as group:
+        assert "demo" in group and "billing" not in group
+        assert isinstance(group.errors["billing"], mis.ConfigError) and "oauth.issuer is needed" in str(group.errors["billing"])
+    with pytest.raises(mis.GroupError) as stopped:
+        mis.connect_all(config, timeout=30.0)  # on_error="raise": as any server that does not open
+    assert list(stopped.value.errors) == ["billing"]

@@ -33,12 +33,16 @@ follows a redirect only when it is a 307 or 308 within the endpoint's
 origin (:class:`RedirectRefused` otherwise), so the caller's headers and a
 request's body never reach another origin.
 
-Also the reading of a response body as it arrives (:func:`chunks`). Imported only by the HTTP
-transport (it imports ``requests``).
+Also the session the transport makes (:func:`pooled_session`: ``pool_size``
+connections kept for reuse, never a wait for one, never urllib3's "Connection
+pool is full" warning) and the reading of a response body as it arrives
+(:func:`chunks`). Imported only by the HTTP transport (it imports ``requests``).
 """
 
 from __future__ import annotations
 
+import functools
+import queue
 import time
 from datetime import timedelta
 from typing import Any, Callable, Iterator, Mapping, Optional
@@ -52,6 +56,7 @@ from requests.utils import get_auth_from_url, get_netrc_auth
 
 from .. import reflect
 from .._protocol.urls import origin_of
+from ._abortable import AbortableAdapter
 from .base import TransportClosed
 
 _OWN = ("request", "send", "prepare_request", "merge_environment_settings", "get_adapter")
@@ -61,6 +66,78 @@ MAX_REDIRECTS = 3
 _KEEPING = (307, 308)
 #: The statuses that redirect (with a ``Location``).
 _REDIRECTS = (301, 302, 303, 307, 308)
+
+
+#: Connections kept for reuse by default: docs/web.md has every request thread share one client; 64 leaves
+#: 32 threads room for a stream each, the POSTs answering server requests beside them, and the GET stream.
+POOL_SIZE = 64
+#: The largest ``pool_size``: urllib3 fills a pool's queue with that many empty places when it makes the pool.
+MAX_POOL_SIZE = 1024
+
+
+class _Idle(queue.LifoQueue[Any]):
+    """A pool's idle connections; one given back to a full pool is closed here, without urllib3's warning.
+
+    Past ``pool_size`` threads that is how the pool is meant to work, not a
+    fault for the host's log (urllib3 logs "Connection pool is full,
+    discarding connection" for each one).
+    """
+
+    def put(self, item: Any, block: bool = True, timeout: Optional[float] = None) -> None:
+        try:
+            super().put(item, block, timeout)
+        except queue.Full:
+            if item is not None:
+                item.close()
+
+
+@functools.lru_cache(maxsize=None)
+def _quiet(pool_class: type) -> type:
+    """``pool_class`` keeping its idle connections in an :class:`_Idle`."""
+    return type(pool_class.__name__, (pool_class,), {"QueueCls": _Idle})
+
+
+def _hush(manager: Any) -> None:
+    manager.pool_classes_by_scheme = {scheme: _quiet(cls) for scheme, cls in manager.pool_classes_by_scheme.items()}
+
+
+class PooledAdapter(AbortableAdapter):
+    """The transport's adapter: its pools (a proxy's too) close what they cannot keep without a warning."""
+
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        _hush(self.poolmanager)
+
+    def proxy_manager_for(self, proxy: str, **kwargs: Any) -> Any:
+        made = proxy not in self.proxy_manager
+        manager = super().proxy_manager_for(proxy, **kwargs)
+        if made:
+            _hush(manager)
+        return manager
+
+
+def pooled_session(pool_size: int) -> requests.Session:
+    """The transport's session: abortable requests (``_abortable``), ``pool_size`` connections kept per host.
+
+    ``pool_block`` stays off: a thread never waits for a connection. An
+    event stream may hold its connection for minutes, and the POST that
+    answers a server request on that stream needs one of its own: made to
+    wait, it would wait behind the very stream that waits for it. And the
+    wait would have no bound: ``requests`` gives urllib3 no pool timeout,
+    and a call's deadline shuts sockets, not a wait for one. A thread past
+    ``pool_size`` opens one more connection, closed when given back.
+
+    Raises:
+        TypeError: ``pool_size`` is not an int (a bool is not); ValueError: it is not from 1 to :data:`MAX_POOL_SIZE`.
+    """
+    if type(pool_size) is not int:
+        raise TypeError(f"pool_size must be an int, not {type(pool_size).__name__}")
+    if not 1 <= pool_size <= MAX_POOL_SIZE:
+        raise ValueError(f"pool_size must be from 1 to {MAX_POOL_SIZE}, not {pool_size}")
+    session = requests.Session()
+    for prefix in ("http://", "https://"):
+        session.mount(prefix, PooledAdapter(pool_maxsize=pool_size))
+    return session
 
 
 class RedirectRefused(TransportClosed):

@@ -4,10 +4,11 @@ The wire rules are MCP 2025-11-25 basic/transports (legacy) and MCP
 2026-07-28 basic/transports/streamable-http (modern); what this transport
 does for the client is docs/http.md#what-the-transport-does.
 
-One ``requests.Session`` per client (connection pooling, TLS verification on
-by default). Every outgoing message is one POST with both Accept types. A
-POST's answer is either 202 (nothing), one JSON message, or an SSE stream
-read on a named thread (``mcp-input-sync-sse-<n>``); every message read is
+One ``requests.Session`` per client (TLS verification on by default) keeps
+``pool_size`` connections for reuse and never makes a thread wait for one
+(``_send.pooled_session``). Every outgoing message is one POST with both
+Accept types. A POST's answer is either 202 (nothing), one JSON message, or
+an SSE stream read on a named thread (``mcp-input-sync-sse-<n>``); every message read is
 handed to the client together with the id of the request whose POST stream
 carried it, so server requests are tied to that call. Messages are thus
 delivered from several threads at once (each POST's, each SSE stream's and
@@ -43,6 +44,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 from urllib.parse import urlsplit, urlunsplit
 
 from .. import _clock, reflect
+from .._protocol.advice import say
 from .._protocol.eras import MODERN
 from .._protocol.headers import header_value
 from .._protocol.jsonrpc import RequestId, decode
@@ -156,6 +158,7 @@ class HttpTransport(Transport):
         read_timeout: float = 300.0,
         session: Optional["requests.Session"] = None,
         request_threads: bool = True,
+        pool_size: int = 64,
     ) -> None:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -168,9 +171,10 @@ class HttpTransport(Transport):
         #: The server's origin (``scheme://host[:port]``), for URL elicitation checks.
         self.origin = origin_of(url)
         self.default_server_id = self.origin
-        from ._abortable import abortable_session
+        from ._send import Endpoint, pooled_session
 
-        self._session = session or abortable_session()
+        # pool_size sizes the session the transport makes; a session of the caller's keeps its own adapters
+        self._session = pooled_session(pool_size) if session is None else session
         #: The transport made its session, whose requests can be aborted: a request may be posted
         #: on the caller's thread (:meth:`_post_here`); a session of the caller's is posted on a thread.
         self._own_session = session is None
@@ -178,8 +182,6 @@ class HttpTransport(Transport):
         #: An explicit verify (a CA bundle path, or False) goes with each request, so that
         #: REQUESTS_CA_BUNDLE, which requests would otherwise let win, cannot override it.
         self._verify: Any = None if verify is True else verify
-        from ._send import Endpoint
-
         #: Every request goes out through it: what a URL's requests share, redirects (_send.py).
         self._endpoint = Endpoint(self._session, url, self.origin, self._verify)
         #: No proxy carries the requests (HTTP(S)_PROXY): their connections are the transport's to abort.
@@ -549,13 +551,13 @@ class HttpTransport(Transport):
         limit = self.max_message
         declared = response.headers.get("Content-Length", "")
         if declared.isdigit() and int(declared) > limit:
-            raise LimitExceeded("message_bytes", f"an HTTP body of {declared} bytes is over limits['message_bytes']={limit}")
+            raise LimitExceeded("message_bytes", f"an HTTP body of {declared} bytes is over {say('limit_name', 'message_bytes', limit='message_bytes')}={limit}")
         parts: list[bytes] = []
         size = 0
         for chunk in response.iter_content(chunk_size=65536):
             size += len(chunk)
             if size > limit:
-                raise LimitExceeded("message_bytes", f"an HTTP body is over limits['message_bytes']={limit}")
+                raise LimitExceeded("message_bytes", f"an HTTP body is over {say('limit_name', 'message_bytes', limit='message_bytes')}={limit}")
             parts.append(chunk)
         return b"".join(parts)
 
@@ -614,7 +616,7 @@ class HttpTransport(Transport):
         except SSELimitError as exc:
             answered = deliver(exc.events) or answered
             limit = "message_bytes" if isinstance(exc, SSEEventTooLarge) else "sse_line_bytes"
-            error = LimitExceeded(limit, f"{exc} (limits[{limit!r}])")
+            error = LimitExceeded(limit, f"{exc} ({say('limit_name', limit, limit=limit)})")
             log.debug("mcp_input_sync: an event stream from %s broke a limit and was closed: %s", self.origin, error)  # the client says it once
         except Exception as exc:  # noqa: BLE001 - a broken stream may raise anything from requests
             error = exc

@@ -91,7 +91,7 @@ def _input_options(parser: argparse.ArgumentParser, json_help: str) -> None:
     parser.add_argument("--yes", "-y", action="store_true", help="ask nothing: forms take their defaults, URLs are declined")
     parser.add_argument("--json", action="store_true", help=json_help)
     parser.add_argument("--root", metavar="PATH", action="append", help="a folder offered to the server as a root (repeat for more); "
-                        "default: the current folder for a stdio server, none for an HTTP one")
+                        "default: none, so a server keeps the folders it was started with (a root can widen them)")
     _target_options(parser)
 
 
@@ -105,7 +105,7 @@ def _target_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds to wait on the server (default 60)")
     parser.add_argument("--max-message-bytes", metavar="N", type=int, default=None,
                         help="the largest message taken from the server (default 16 MiB): limits={'message_bytes': N}")
-    parser.add_argument("--verbose", "-v", action="store_true", help="print what a stdio server writes to stderr as it comes")
+    parser.add_argument("--verbose", "-v", action="store_true", help="print what a stdio server writes to stderr as it comes, and routine notices (a listing changed)")
     parser.add_argument("--trust-config", action="store_true",
                         help="use ./.mcp.json or ./mcp.json found by itself without asking (what it would run or reach is still shown)")
 
@@ -122,7 +122,7 @@ def _options(args: argparse.Namespace, handler: Any) -> dict[str, Any]:
 
 
 def _handler(args: argparse.Namespace, answers: Optional[dict[str, Any]] = None, roots: Optional[list[str]] = None) -> Any:
-    """The terminal handler of every command that reaches a server: it declares the same capabilities for all."""
+    """The terminal handler of every command that reaches a server: the same capabilities for all, roots only when given."""
     from .terminal import TerminalHandler
 
     return TerminalHandler(stdout=sys.stderr, assume_yes=getattr(args, "yes", False), answers=answers, roots=roots or None, yes_urls="decline")
@@ -136,14 +136,14 @@ def _connect(args: argparse.Namespace, server: list[str], handler: Any, parser: 
     options = _options(args, handler)
     try:
         if args.config is not None:
-            from ._cli_config import chosen, pick
+            from ._cli_config import PREFIXED, one_server
             from .config import StdioServer
             from .group import connect
 
-            tool = getattr(args, "tool", None)
-            described, tool = pick(chosen(args.config, args.server, tool, args.command), args.server, tool)
-            if hasattr(args, "tool"):
-                args.tool = tool
+            # only the command's server is read: another server's entry, bad or not, does not matter
+            described, word = one_server(args.config, args.server, _word(args), args.command)
+            if args.command in PREFIXED:
+                setattr(args, PREFIXED[args.command][0], word)
             _default_roots(args, handler, isinstance(described, StdioServer))
             return connect(described, auth=_oauth(), **options)
         if args.url is not None:
@@ -168,10 +168,19 @@ def _connect(args: argparse.Namespace, server: list[str], handler: Any, parser: 
 
 
 def _default_roots(args: argparse.Namespace, handler: Any, local: bool) -> None:
-    """Without ``--root``, a stdio server is offered the current folder (a local program sees it anyway) and an
-    HTTP server no root at all: a remote server learns no local path unless the user gives one."""
+    """Without ``--root`` no server, local (``local``) or remote, is offered a folder, and the client declares no
+    ``roots``: a server's roots replace the folders it was started with (server-filesystem), so the current folder
+    would widen a sandboxed server's access, and a remote one would learn a local path. Roots of an answers file's
+    ``_roots`` are the user's and stay."""
     if handler is not None and not getattr(args, "root", None):
-        handler.roots = [os.getcwd()] if local else []
+        handler.roots = []
+
+
+def _word(args: argparse.Namespace) -> Optional[str]:
+    """The command's TOOL, URI or NAME, which may carry its server as a prefix (``server/tool``); None for a listing."""
+    from ._cli_config import PREFIXED
+
+    return getattr(args, PREFIXED[args.command][0]) if args.command in PREFIXED else None
 
 
 def _oauth(timeout: float = 300.0) -> Any:
@@ -277,6 +286,8 @@ def _request(args: argparse.Namespace, server: list[str], parser: argparse.Argum
     if answers is not None and roots:
         answers["_roots"] = roots  # the command line's roots win over the file's
     handler = _handler(args, answers, roots)
+    if not args.verbose:
+        output.quiet_routine(handler)
     client = _connect(args, server, handler, parser)
     if isinstance(client, int):
         return client
@@ -325,23 +336,27 @@ def _request(args: argparse.Namespace, server: list[str], parser: argparse.Argum
 
 
 def _list(args: argparse.Namespace, server: list[str], parser: argparse.ArgumentParser) -> int:
-    from ._cli_output import describe
+    """``tools``, ``resources`` and ``prompts``: one server's, or every server's of a file (each failing alone)."""
+    from ._cli_config import listing
+    from ._cli_output import aligned, cells, quiet_routine
     from .errors import ClientError
 
     handler = _handler(args)
-    if args.command == "tools" and args.config is not None and args.server is None:
-        from ._cli_config import chosen, list_all_tools
+    if not args.verbose:
+        quiet_routine(handler)
+    if args.config is not None and args.server is None:
+        from ._cli_config import list_every, targets
 
         try:
-            servers = chosen(args.config, None, None, args.command)
+            servers, _ = targets(args.config, None, None, args.command)
         except ValueError as exc:
             return _usage(parser, str(exc))
-        except KeyboardInterrupt:
-            return 130
         if len(servers) != 1:
             handler.roots = []  # one handler for every server of the file, HTTP ones included: no local path
             try:
-                return list_all_tools(servers, {**_options(args, handler), "auth": _oauth()}, args.json)
+                return list_every(args.config, servers, args.command, {**_options(args, handler), "auth": _oauth()}, args.json)
+            except (TypeError, ValueError) as exc:  # an option no server takes: the command's, not a server's
+                return _usage(parser, str(exc))
             except KeyboardInterrupt:
                 return 130
             finally:
@@ -351,15 +366,7 @@ def _list(args: argparse.Namespace, server: list[str], parser: argparse.Argument
         return client
     try:
         with client:
-            offered = isinstance((client.server_capabilities or {}).get(args.command), dict)
-            groups: list[tuple[str, str, list[dict[str, Any]]]] = []
-            if offered and args.command == "tools":
-                groups.append(("tools", "name", client.list_tools()))
-            elif offered and args.command == "prompts":
-                groups.append(("prompts", "name", client.list_prompts()))
-            elif offered:
-                groups.append(("resources", "uri", client.list_resources()))
-                groups.append(("resource templates", "uriTemplate", client.list_resource_templates()))
+            found = listing(client, args.command)
     except ClientError as exc:
         handler.fold_done()
         print(f"mcp-input-sync: {_error_text(exc)}", file=sys.stderr)
@@ -370,21 +377,47 @@ def _list(args: argparse.Namespace, server: list[str], parser: argparse.Argument
     if args.json:
         from .reflect import dumps
 
-        print(dumps({title.replace(" ", "_"): items for title, _, items in groups}, indent=2))
+        print(dumps(found or {}, indent=2))
         return EXIT_OK
-    if not offered:
+    if found is None:
         print(f"(the server offers no {args.command})")
-    for title, key, items in groups:
-        if title == "resource templates" and not items:
+    for kind, items in (found or {}).items():
+        if kind == "resource_templates" and not items:
             continue
-        print(f"{title}: {len(items)}")
-        for item in items:
-            print(f"  {describe(item, key)}")
+        print(f"{kind.replace('_', ' ')}: {len(items)}")
+        if items:
+            print("\n".join(aligned([cells(item, kind) for item in items], indent="  ")))
     return EXIT_OK
 
 
+#: The library's advice in the command line's words (``_protocol.advice``): its flags, not Python's options; and a
+#: failed call is run again by the person, since the process that could have learnt from it ends.
+ADVICE = {
+    "raise_limit:message_bytes": "; to accept it, pass --max-message-bytes N with a larger N",
+    "raise_limit:sse_line_bytes": "; to accept it, pass --max-message-bytes N with a larger N",  # the flag raises both
+    "limit_name:message_bytes": "--max-message-bytes",
+    "protocol": "run the command again with --protocol {value}",
+    "era_learnt": "{How}",
+    "forced_era": "--protocol {value} asks for it; --protocol auto takes the era the server speaks",
+    "handshake_timeout": "within --timeout {value:g} s",
+    "call_timeout": "its --timeout of {value:g} s",
+}
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Run the command line; returns the exit code (argparse usage errors exit 2)."""
+    """Run the command line; returns the exit code (argparse usage errors exit 2). The library's advice names the
+    command line's flags while it runs (:data:`ADVICE`), and Python's options again after."""
+    from ._protocol import advice
+
+    advice.speak(ADVICE)
+    try:
+        return _run(argv)
+    finally:
+        advice.speak(None)
+
+
+def _run(argv: Optional[Sequence[str]]) -> int:
+    """The command line itself (:func:`main` sets the words of its advice around it)."""
     words = list(sys.argv[1:] if argv is None else argv)
     server: list[str] = []
     dashes = False
@@ -444,9 +477,9 @@ def _found(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Optiona
     name = os.path.relpath(found)
     print(f"mcp-input-sync: using {shown(name)}, found in this folder (not named with --config); this command would use:", file=sys.stderr)
     try:
-        outlines = plan(args.config, args.server, getattr(args, "tool", None), args.command)
-        announce(outlines)
-        return vet(outlines, trusted=args.trust_config, name=name)
+        planned = plan(args.config, args.server, _word(args), args.command)
+        announce(planned)
+        return vet(planned, trusted=args.trust_config, name=name)
     except ValueError as exc:
         return _usage(parser, str(exc))
     except KeyboardInterrupt:

@@ -1,5 +1,6 @@
 """The command line's configuration files: which servers of the file a command means, what a file found by
-itself would run or reach (shown, then confirmed), and every server's tools."""
+itself would run or reach (shown, then confirmed), and every server's tools, resources or prompts; each server
+of a file fails alone."""
 
 from __future__ import annotations
 
@@ -7,10 +8,10 @@ import getpass
 import re
 import shlex
 import sys
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Union
 
-from ._cli_output import first_line
-from .config import ConfigError, Outline, ServerConfig, load_config, outline, read_config
+from ._cli_output import aligned, cells
+from .config import ConfigError, Outline, ServerConfig, _servers_in, load_config, outline, read_config
 from .errors import ClientError
 from .group import connect_all
 from .reflect import dumps, text
@@ -69,7 +70,12 @@ def ask_input(ident: str, spec: Mapping[str, Any]) -> Optional[str]:
 
 
 _read: dict[str, Any] = {}
-_loaded: dict[tuple[str, Optional[tuple[str, ...]]], dict[str, ServerConfig]] = {}
+_loaded: dict[tuple[str, tuple[str, ...]], tuple[dict[str, ServerConfig], dict[str, ConfigError]]] = {}
+
+#: The commands that list every server of a file when no ``--server`` names one.
+LISTINGS = ("tools", "resources", "prompts")
+#: The argument of each command that may carry its server as a prefix (``server/word``), and how a hint says so.
+PREFIXED = {"call": ("tool", "TOOL as server/tool"), "read": ("uri", "URI as server/URI"), "prompt": ("name", "NAME as server/name")}
 
 
 def _data(path: str) -> Any:
@@ -79,67 +85,82 @@ def _data(path: str) -> Any:
     return _read[path]
 
 
-def _pick_name(names: list[str], name: Optional[str], tool: Optional[str]) -> tuple[str, Optional[str]]:
-    """The server a command means among ``names``, and the tool name with the server's prefix taken off."""
-    if name is not None:
-        if name not in names:
-            raise ConfigError(f"is not in the file (it has {', '.join(names[:20]) or 'no server'})", server=name)
-        return name, tool
-    if tool is not None:
-        for server in sorted(names, key=len, reverse=True):
-            if tool.startswith(server + "/") and len(tool) > len(server) + 1:
-                return server, tool[len(server) + 1 :]
-    if len(names) == 1:
-        return names[0], tool
-    raise ConfigError(f"names {len(names)} servers: say which with --server NAME (or TOOL as server/tool)")
-
-
-def plan(path: str, server: Optional[str], tool: Optional[str], command: str) -> dict[str, Outline]:
-    """What each server the command will use would run or reach, without expanding a placeholder.
-
-    ``--server NAME`` names one; ``tools`` without it means every server;
-    else a ``server/tool`` TOOL, else the file's only server. Raises
-    ConfigError when the file cannot be used or the command's server is unclear.
-    """
-    if server is not None:
-        return outline(_data(path), names=[server], file=path)
-    every = outline(_data(path), file=path)
-    if not every:
-        raise ConfigError("names no server", file=path)
-    if command == "tools":
-        return every
-    name, _ = _pick_name(list(every), None, tool)
-    return {name: every[name]}
-
-
-def servers_of(path: str, names: Optional[list[str]] = None) -> dict[str, ServerConfig]:
-    """The servers ``names`` of the file (default: all), read once per command: an input is asked once.
+def names_in(path: str) -> list[str]:
+    """The file's server names, in file order, read without describing any server: one bad entry hides no other.
 
     Raises ConfigError when the file cannot be used or names no server.
     """
-    key = (path, None if names is None else tuple(names))
+    _, entries, _ = _servers_in(_data(path), path)  # the configuration module's own reader of the file's shapes
+    if not entries:
+        raise ConfigError("names no server", file=path)
+    return list(entries)
+
+
+def _pick_name(names: list[str], name: Optional[str], word: Optional[str], command: str) -> tuple[str, Optional[str]]:
+    """The server a command means among ``names``, and its TOOL, URI or NAME with the server's prefix taken off."""
+    if name is not None:
+        if name not in names:
+            raise ConfigError(f"is not in the file (it has {', '.join(names[:20]) or 'no server'})", server=name)
+        return name, word
+    if word is not None and command in PREFIXED:
+        for server in sorted(names, key=len, reverse=True):
+            if word.startswith(server + "/") and len(word) > len(server) + 1:
+                return server, word[len(server) + 1 :]
+    if len(names) == 1:
+        return names[0], word
+    how = f" (or {PREFIXED[command][1]})" if command in PREFIXED else ""
+    raise ConfigError(f"names {len(names)} servers: say which with --server NAME{how}")
+
+
+def targets(path: str, server: Optional[str], word: Optional[str], command: str) -> tuple[list[str], Optional[str]]:
+    """The servers the command uses, and its TOOL, URI or NAME with the server's prefix taken off.
+
+    ``--server NAME`` names one; a listing (``tools``, ``resources``,
+    ``prompts``) without it means every server of the file; else a
+    ``server/word`` prefix (the longest server name that prefixes it, as a
+    group resolves names), else the file's only server. Raises ConfigError
+    when the file cannot be used or the command's server is unclear.
+    """
+    names = names_in(path)
+    if server is None and command in LISTINGS:
+        return names, word
+    name, word = _pick_name(names, server, word, command)
+    return [name], word
+
+
+def plan(path: str, server: Optional[str], word: Optional[str], command: str) -> dict[str, Union[Outline, ConfigError]]:
+    """What each server the command will use (:func:`targets`) would run or reach, without expanding a
+    placeholder, in file order. Of several, one that cannot be described has its ConfigError instead (it fails
+    alone, as it will when opened); the command's only server raises its own."""
+    names, _ = targets(path, server, word, command)
+    planned: dict[str, Union[Outline, ConfigError]] = {}
+    for name in names:
+        try:
+            planned.update(outline(_data(path), names=[name], file=path))
+        except ConfigError as exc:
+            if len(names) == 1:
+                raise
+            planned[name] = exc
+    return planned
+
+
+def load(path: str, names: list[str]) -> tuple[dict[str, ServerConfig], dict[str, ConfigError]]:
+    """The servers ``names`` of the file, placeholders expanded, read once per command (an input is asked once);
+    and the ConfigError of each of several that cannot be described (each fails alone). A command's only server
+    raises its own: the command cannot run."""
+    key = (path, tuple(names))
     if key not in _loaded:
-        servers = load_config(_data(path), file=path, prompt=ask_input, names=names)
-        if not servers:
-            raise ConfigError("names no server", file=path)
-        _loaded[key] = servers
+        failed: dict[str, ConfigError] = {}
+        servers = load_config(_data(path), file=path, prompt=ask_input, names=names, errors=failed if len(names) > 1 else None)
+        _loaded[key] = servers, failed
     return _loaded[key]
 
 
-def chosen(path: str, server: Optional[str], tool: Optional[str], command: str) -> dict[str, ServerConfig]:
-    """The servers the command will use (as :func:`plan` says), read with their placeholders expanded."""
-    return servers_of(path, list(plan(path, server, tool, command)))
-
-
-def pick(servers: Mapping[str, ServerConfig], name: Optional[str], tool: Optional[str]) -> tuple[ServerConfig, Optional[str]]:
-    """The server a command means, and the tool name with the server's prefix taken off.
-
-    ``--server NAME`` names it; else a ``server/tool`` TOOL (the longest server
-    name that prefixes it, as a group resolves names); else the file's only
-    server. Raises ConfigError saying what to give.
-    """
-    found, tool = _pick_name(list(servers), name, tool)
-    return servers[found], tool
+def one_server(path: str, server: Optional[str], word: Optional[str], command: str) -> tuple[ServerConfig, Optional[str]]:
+    """The one server the command means (as :func:`targets` picks it), read alone: another server's entry, bad or
+    not, is neither expanded nor checked. Returns it and the word with the server's prefix taken off."""
+    name, word = _pick_name(names_in(path), server, word, command)
+    return load(path, [name])[0][name], word
 
 
 #: A word of an option or a variable name that says its value is a secret.
@@ -211,13 +232,18 @@ def _env_shown(names: "tuple[str, ...]", values: "tuple[str, ...]") -> tuple[str
     return _whole(", ".join(words)), masked
 
 
-def announce(outlines: Mapping[str, Outline]) -> None:
-    """Say on stderr what each server of a file found by itself would run, read or reach; every string is cleaned.
+def announce(planned: Mapping[str, Union[Outline, ConfigError]]) -> None:
+    """Say on stderr what each server of a file found by itself would run, read or reach (:func:`plan`); every
+    string is cleaned.
 
     A command, its environment, each file it would read and each URL a grant posts to are shown whole, what
-    looks like a secret as ``***``.
+    looks like a secret as ``***``. A server that cannot be described is named with why: it will neither run
+    nor be reached.
     """
-    for item in outlines.values():
+    for name, item in planned.items():
+        if isinstance(item, ConfigError):
+            print(f"  server {_quoted(name)} cannot be used, so it runs and reaches nothing: {failure(item)}", file=sys.stderr)
+            continue
         if item.kind == "stdio":
             argv = masked_argv(item.argv)
             hidden = " (what looks like a secret is shown as ***)" if argv != list(item.argv) else ""
@@ -244,7 +270,7 @@ def announce(outlines: Mapping[str, Outline]) -> None:
             print(f"    placeholders read: {_reads(item)}", file=sys.stderr)
 
 
-def vet(outlines: Mapping[str, Outline], *, trusted: bool, name: str) -> Optional[int]:
+def vet(planned: Mapping[str, Union[Outline, ConfigError]], *, trusted: bool, name: str) -> Optional[int]:
     """Whether the command may go on with a file found by itself: None to go on, else the exit code.
 
     A file found by itself is data, not authority: ``--trust-config`` goes
@@ -266,7 +292,9 @@ def vet(outlines: Mapping[str, Outline], *, trusted: bool, name: str) -> Optiona
         print(f"mcp-input-sync: not using {shown(name)}: nothing was run or sent", file=sys.stderr)
         return EXIT_INPUT
     refused = False
-    for item in outlines.values():
+    for item in planned.values():
+        if isinstance(item, ConfigError):
+            continue  # it cannot be opened: nothing of it runs, is read or is sent
         whys = []
         if item.kind == "stdio":
             whys.append("would run a command")
@@ -285,21 +313,76 @@ def vet(outlines: Mapping[str, Outline], *, trusted: bool, name: str) -> Optiona
     return EXIT_USAGE
 
 
-def list_all_tools(servers: Mapping[str, ServerConfig], options: Mapping[str, Any], as_json: bool) -> int:
-    """Every server's tools: a table (server, tool, description), or JSON; a server that fails is reported, the rest listed."""
-    with connect_all(dict(servers), on_error="report", **options) as group:
-        tools = group.list_tools()
-        errors = dict(group.errors)
-    if as_json:
-        print(dumps({"tools": tools, "errors": {name: str(exc) for name, exc in errors.items()}}, indent=2))  # hidden characters as \u escapes
+def failure(exc: BaseException) -> str:
+    """Why a server did not open or list, on one line, cleaned (a server or a file may have written it): a
+    ConfigError's key and reason (its file and server are said already), a ClientError's message."""
+    if isinstance(exc, ConfigError):
+        said = (f"key {exc.key!r}: " if exc.key is not None else "") + exc.reason
     else:
-        rows = [(tool["server"], tool["tool"], first_line(tool)) for tool in tools]
-        width_server = max([len("SERVER"), *(len(text(r[0], 40)) for r in rows)])
-        width_tool = max([len("TOOL"), *(len(text(r[1], 60)) for r in rows)])
-        print(f"{'SERVER':<{width_server}}  {'TOOL':<{width_tool}}  DESCRIPTION")
-        for server, tool, description in rows:
-            print(f"{text(server, 40):<{width_server}}  {text(tool, 60):<{width_tool}}  {description}")
-    for name, exc in errors.items():
-        message = exc.message if isinstance(exc, ClientError) else str(exc)
-        print(f"mcp-input-sync: server {_quoted(name)}: {text(message, 2000)}", file=sys.stderr)
+        said = exc.message if isinstance(exc, ClientError) else str(exc)
+    return text(" ".join(said.split("\n")), 2000)  # a stdio server's last stderr lines, joined
+
+
+def listing(client: Any, command: str) -> Optional[dict[str, list[dict[str, Any]]]]:
+    """An open server's items for a listing command, by kind (``tools``; ``resources`` and
+    ``resource_templates``; ``prompts``); None when the server offers none of them."""
+    if not isinstance((client.server_capabilities or {}).get(command), dict):
+        return None
+    if command == "tools":
+        return {"tools": client.list_tools()}
+    if command == "prompts":
+        return {"prompts": client.list_prompts()}
+    return {"resources": client.list_resources(), "resource_templates": client.list_resource_templates()}
+
+
+def _open(servers: Mapping[str, ServerConfig], errors: dict[str, BaseException], options: Mapping[str, Any]) -> Any:
+    """The servers opened as a group that keeps the ones that open; each that does not is put in ``errors``."""
+    group = connect_all(dict(servers), on_error="report", **options)  # an entry unusable as it opens (its oauth) fails alone
+    errors.update(group.errors)
+    return group
+
+
+#: The heading of each column of the every-server tables.
+_HEADINGS = {"tools": ("TOOL", "DESCRIPTION"), "prompts": ("PROMPT", "ARGUMENTS", "DESCRIPTION"),
+             "resources": ("URI", "NAME", "DESCRIPTION"), "resource_templates": ("URI TEMPLATE", "NAME", "DESCRIPTION")}
+
+
+def list_every(path: str, names: list[str], command: str, options: Mapping[str, Any], as_json: bool) -> int:
+    """Every server's tools, resources or prompts, opened in parallel: a table (SERVER first), or JSON.
+
+    Each server fails alone: one that cannot be described, opened or
+    listed is reported on stderr, one line each, and the others are listed;
+    the exit code is then 4. An item of the JSON has ``"server"`` added (a
+    tool is also named ``server/tool``, as a group names it).
+    """
+    servers, failed = load(path, names)
+    errors: dict[str, BaseException] = dict(failed)
+    kinds = ["resources", "resource_templates"] if command == "resources" else [command]
+    found: dict[str, list[dict[str, Any]]] = {kind: [] for kind in kinds}
+    with _open(servers, errors, options) as group:
+        if command == "tools":  # in parallel, each named server/tool, as a group lists them
+            found["tools"] = group.list_tools()
+            errors.update(group.errors)
+        for name in group if command != "tools" else ():
+            try:
+                items = listing(group[name], command) or {}
+            except ClientError as exc:
+                errors[name] = exc
+                continue
+            for kind, listed in items.items():
+                found[kind].extend({**item, "server": name} for item in listed)
+    if as_json:
+        said = {name: str(errors[name]) for name in names if name in errors}
+        print(dumps({**found, "errors": said}, indent=2))  # hidden characters as \u escapes
+    else:
+        for kind in kinds:
+            if kind == "resource_templates" and not found[kind]:
+                continue
+            # the tool column shows the tool's own name: the SERVER column says the rest
+            rows = [[text(item["server"], 40), *cells({**item, "name": item.get("tool", item.get("name"))} if kind == "tools" else item, kind)]
+                    for item in found[kind]]
+            print("\n".join(([""] if kind == "resource_templates" else []) + aligned([["SERVER", *_HEADINGS[kind]], *rows])))
+    for name in names:  # in file order
+        if name in errors:
+            print(f"mcp-input-sync: server {_quoted(name)}: {failure(errors[name])}", file=sys.stderr)
     return EXIT_CONNECTION if errors else EXIT_OK

@@ -1,5 +1,6 @@
 """The command line's output and input words: a result written to stdout (exact for a program, cleaned for a
-person), listings, ``key=value`` arguments typed by a schema, ``--header`` values, and ``--verbose``."""
+person), listings in columns, ``key=value`` arguments typed by a schema, ``--header`` values, and ``--verbose``
+(a stdio server's stderr, routine notices)."""
 
 from __future__ import annotations
 
@@ -30,15 +31,19 @@ def _is_terminal(stream: TextIO) -> bool:
         return False
 
 
-def write_text(value: str, out: Optional[TextIO] = None) -> None:
+def write_text(value: str, out: Optional[TextIO] = None, *, ended: bool = False) -> None:
     """Write a server's text and a line feed: exactly as sent (UTF-8) when ``out`` is not a terminal, since a
-    program reads it; cleaned by ``reflect.text`` (line feeds kept, tabs as four spaces) on a terminal."""
+    program reads it; cleaned by ``reflect.text`` (line feeds kept, tabs as four spaces) on a terminal.
+
+    ``ended``: a text that ends with a line feed gets no other (a resource's text is a file's: ``read URI > file``
+    keeps it as it was)."""
     stream = out if out is not None else sys.stdout
+    end = "" if ended and value.endswith("\n") else "\n"
     if _is_terminal(stream):
-        stream.write(text(value, len(value), lines=True).replace("\t", "    ") + "\n")
+        stream.write(text(value, len(value), lines=True).replace("\t", "    ") + end)
         stream.flush()
         return
-    write_bytes(_SURROGATE.sub("\ufffd", value + "\n").encode("utf-8"), stream)
+    write_bytes(_SURROGATE.sub("\ufffd", value + end).encode("utf-8"), stream)
 
 
 def write_bytes(data: bytes, out: Optional[TextIO] = None) -> None:
@@ -87,7 +92,7 @@ def print_contents(result: Mapping[str, Any], out: Optional[TextIO] = None, err:
         if not isinstance(item, dict):
             continue
         if isinstance(item.get("text"), str):
-            write_text(item["text"], stream)
+            write_text(item["text"], stream, ended=True)
         elif isinstance(item.get("blob"), str):
             try:
                 data = base64.b64decode(item["blob"], validate=True)
@@ -128,18 +133,33 @@ def first_line(item: Mapping[str, Any]) -> str:
     return ""
 
 
-def describe(item: Mapping[str, Any], key: str) -> str:
-    """One listing line: the name (or URI), the name of a resource, the description's first line, prompt arguments."""
-    line = text(str(item.get(key, "?")), 300)
-    if key != "name" and item.get("name"):
-        line += f"  ({text(str(item['name']), 200)})"
-    about = first_line(item)
-    if about:
-        line += f"  {about}"
-    if isinstance(item.get("arguments"), list):
-        names = [text(str(a.get("name", "?")), 100) + ("" if a.get("required") else "?") for a in item["arguments"] if isinstance(a, dict)]
-        line += f"  args: {', '.join(names) or 'none'}"
-    return line
+#: The keys of a listed item shown in each column, by kind (``"about"``: :func:`first_line`; ``"args"``: a prompt's arguments).
+COLUMNS = {"tools": ("name", "about"), "prompts": ("name", "args", "about"), "resources": ("uri", "name", "about"),
+           "resource_templates": ("uriTemplate", "name", "about")}
+#: The widest a column is padded to: a longer cell pushes only its own line.
+WIDEST = 60
+
+
+def cells(item: Mapping[str, Any], kind: str) -> list[str]:
+    """A listed item's cells (:data:`COLUMNS`), each cleaned and cut; a prompt's optional arguments end in ``?``."""
+    out: list[str] = []
+    for number, key in enumerate(COLUMNS[kind]):
+        if key == "about":
+            out.append(first_line(item))
+        elif key == "args":
+            listed = item.get("arguments")
+            names = [text(str(a.get("name", "?")), 100) + ("" if a.get("required") else "?") for a in listed if isinstance(a, dict)] if isinstance(listed, list) else []
+            out.append(f"args: {', '.join(names) or 'none'}")
+        else:
+            value = item.get(key)
+            out.append(text(str(value), 300) if value is not None else "" if number else "?")  # the first cell names the item
+    return out
+
+
+def aligned(rows: Sequence[Sequence[str]], indent: str = "") -> list[str]:
+    """Rows of cells as lines in columns: each column but the last padded to its widest cell (at most :data:`WIDEST`)."""
+    widths = [min(WIDEST, max((len(row[i]) for row in rows if i < len(row)), default=0)) for i in range(max(map(len, rows), default=0))]
+    return [(indent + "  ".join(cell.ljust(widths[i]) if i < len(row) - 1 else cell for i, cell in enumerate(row))).rstrip() for row in rows]
 
 
 # ---------------------------------------------------------------------------- arguments
@@ -294,3 +314,19 @@ def show_server_stderr(stream: Optional[TextIO] = None) -> logging.Handler:
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
     return handler
+
+
+#: Notices a command that runs once has no use for: a listing changed (each run lists afresh). server-everything
+#: sends five per call. Printed with ``--verbose``.
+ROUTINE = frozenset({"notifications/tools/list_changed", "notifications/resources/list_changed", "notifications/prompts/list_changed"})
+
+
+def quiet_routine(handler: Any) -> None:
+    """Without ``--verbose``: ``handler`` (a TerminalHandler) prints no :data:`ROUTINE` notice; every other still."""
+    shown = handler.handle_notification
+
+    def handle_notification(method: str, params: dict[str, Any], ctx: Any) -> None:
+        if method not in ROUTINE:
+            shown(method, params, ctx)
+
+    handler.handle_notification = handle_notification  # the instance's own: the handler class stays the terminal's

@@ -7,11 +7,14 @@ URL elicitation, never opened) and ``pack_bags`` (a long call with a
 progress bar). A :class:`~mcp_input_sync.terminal.TerminalHandler` answers:
 it asks the user when stdin is a terminal, and takes the defaults without
 asking otherwise or with ``--yes``. Sampling replies come from a canned
-"demo model" after approval.
+"demo model" after approval. The handler is given the current folder as its
+one root, as ``--root .`` would: a terminal handler offers no root unless
+given one, and the demo server only prints what it gets.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any, Optional, TextIO
 
@@ -55,7 +58,7 @@ def run_demo(
     except (AttributeError, ValueError):
         interactive = False
     handler = TerminalHandler(
-        stdin=stdin, stdout=out, assume_yes=not interactive, model=demo_model, model_name="demo-model"
+        stdin=stdin, stdout=out, assume_yes=not interactive, model=demo_model, model_name="demo-model", roots=[os.getcwd()]
     )
     command = [sys.executable, "-m", "mcp_input_sync._demo_server"]
     mode = "interactive" if interactive else "accepting the defaults (--yes)"

@@ -26,6 +26,7 @@ from ._era import EraCache
 from ._port import Port
 from ._protocol import modern
 from ._protocol import eras
+from ._protocol.advice import say
 from ._protocol.deadlines import CallClock
 from ._protocol.jsonrpc import JsonDict
 from ._protocol.modern import MetaStamp
@@ -33,7 +34,7 @@ from ._protocol.record import Record
 from ._session import Session, transport_error
 from ._version import __version__
 from .errors import ClientError
-from .handler import InputHandler, overrides
+from .handler import InputHandler, declares_roots, overrides
 from .options import Options
 from .transports.base import HttpStatusError, TransportClosed
 
@@ -41,12 +42,12 @@ log = logging.getLogger("mcp_input_sync")
 
 
 def declared_capabilities(handler: Optional[InputHandler], options: Options, version: str) -> JsonDict:
-    """The ``ClientCapabilities`` a client with ``handler`` declares at ``version``: only what it overrides."""
+    """The ``ClientCapabilities`` a client with ``handler`` declares at ``version``: only what it overrides (and offers)."""
     modes: Optional[tuple[str, ...]] = None
     if handler is not None and overrides(handler, "handle_elicitation"):
         modes = tuple(m for m in handler.elicitation_modes() if m in ("form", "url"))
     sampling = overrides(handler, "handle_sampling")
-    roots = overrides(handler, "list_roots")
+    roots = declares_roots(handler)  # list_roots overridden, and offers_roots() true for this instance
     sampling_tools = bool(handler is not None and type(handler).sampling_tools)
     sampling_context = bool(options.sampling["context"])
     if version in modern.MODERN_VERSIONS:
@@ -273,7 +274,7 @@ class Handshake:
         tried = ", then ".join(self._tried) or "nothing"
         return ClientError(
             "timeout",
-            f"the server did not finish the handshake within timeout={self.options.timeout:g} s; tried: {tried}",
+            f"the server did not finish the handshake {say('handshake_timeout', value=self.options.timeout)}; tried: {tried}",
             data={"tried": list(self._tried)},
         )
 
@@ -350,7 +351,7 @@ class Handshake:
         if forced:
             raise ClientError(
                 "protocol",
-                f'the server does not speak the 2026-07-28 era (protocol={self.options.protocol!r} asks for it; protocol="auto" takes the era the server speaks)',
+                f"the server does not speak the 2026-07-28 era ({say('forced_era', value=self.options.protocol)})",
                 data=response.get("error"),
             )
         return self._initialize(decision.version, forced=None, switch=True)

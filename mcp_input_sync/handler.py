@@ -3,7 +3,8 @@
 The client advertises only the capabilities whose methods the subclass
 overrides (docs/reference.md#capabilities): ``handle_sampling`` gives ``sampling``,
 ``handle_elicitation`` gives ``elicitation`` (with the modes of
-:meth:`InputHandler.elicitation_modes`), ``list_roots`` gives ``roots``.
+:meth:`InputHandler.elicitation_modes`), ``list_roots`` gives ``roots`` (unless
+:meth:`InputHandler.offers_roots` says no for this instance).
 Every callback receives an :class:`InputContext`; callbacks block as long as
 they like and watch ``ctx.cancelled`` to stop early.
 """
@@ -82,6 +83,7 @@ class InputContext:
         "host",
         "idn",
         "origin_mismatch",
+        "server_origin",
         "_fields",
         "_form_fields",
         "_token",
@@ -100,6 +102,7 @@ class InputContext:
         host: Optional[str] = None,
         idn: Optional[bool] = None,
         origin_mismatch: Optional[bool] = None,
+        server_origin: Optional[str] = None,
         fields: Optional[Mapping[str, Any]] = None,
         token: Optional[CancelToken] = None,
     ) -> None:
@@ -123,6 +126,8 @@ class InputContext:
         self.idn = idn
         #: URL elicitation: True unless the URL's origin is the server's.
         self.origin_mismatch = origin_mismatch
+        #: URL elicitation: the server's origin the URL was compared with, or None when it has none (stdio).
+        self.server_origin = server_origin
         self._fields = fields
         self._form_fields: Optional[Mapping[str, Mapping[str, Any]]] = None
         self._token = token if token is not None else _UNSET_TOKEN
@@ -143,7 +148,7 @@ class InputContext:
         """The context of one server request, without ``__init__``'s keywords (it is on every request's path).
 
         ``url`` is the checked URL's facts (``url``, ``host``, ``idn``,
-        ``origin_mismatch``) or None; ``form_fields`` is the compiled form's
+        ``origin_mismatch``, ``server_origin``) or None; ``form_fields`` is the compiled form's
         own, copied by :attr:`fields` when first read.
         """
         ctx: InputContext = object.__new__(cls)
@@ -154,12 +159,13 @@ class InputContext:
         ctx.related_request_id = related_request_id
         ctx.mode = mode
         if url is None:
-            ctx.url = ctx.host = ctx.idn = ctx.origin_mismatch = None
+            ctx.url = ctx.host = ctx.idn = ctx.origin_mismatch = ctx.server_origin = None
         else:
             ctx.url = url.url
             ctx.host = url.host
             ctx.idn = url.idn
             ctx.origin_mismatch = url.origin_mismatch
+            ctx.server_origin = url.server_origin
         ctx._fields = None
         ctx._form_fields = form_fields
         ctx._token = token if token is not None else _UNSET_TOKEN
@@ -235,6 +241,15 @@ class InputHandler:
         """Answer ``roots/list`` with a ``ListRootsResult`` dict (``{"roots": [...]}``)."""
         raise NotImplementedError
 
+    def offers_roots(self) -> bool:
+        """Whether this instance declares ``roots`` (default True): False withholds it though the class overrides ``list_roots``.
+
+        Read at each handshake. Declaring none matters: a server such as
+        server-filesystem replaces the folders it was started with by the
+        client's roots, and keeps them when the client declares no ``roots``.
+        """
+        return True
+
     def handle_notification(self, method: str, params: dict[str, Any], ctx: InputContext) -> None:
         """Receive a server notification (on the notification thread, in order)."""
 
@@ -253,3 +268,8 @@ def overrides(handler: Optional[InputHandler], name: str) -> bool:
     if callable(getattr(handler, "__dict__", {}).get(name)):
         return True
     return getattr(type(handler), name, None) is not getattr(InputHandler, name)
+
+
+def declares_roots(handler: Optional[InputHandler]) -> bool:
+    """True when a client with ``handler`` declares ``roots``: it overrides ``list_roots`` and offers roots now."""
+    return handler is not None and overrides(handler, "list_roots") and bool(handler.offers_roots())

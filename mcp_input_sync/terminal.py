@@ -24,7 +24,9 @@ What it does:
   for approval; an approved request is answered by ``model(params)``
   (default: the user types the reply); a refused one raises
   :class:`~mcp_input_sync.InputRefused` with code -1.
-* **roots**: the configured paths (default: the current directory).
+* **roots**: only the paths given (``roots=``, or an answers ``_roots``); with
+  none the client declares no ``roots`` capability, so a server that confines
+  itself to the folders on its command line (server-filesystem) keeps them.
 * :meth:`TerminalHandler.progress` draws a progress bar; logs and
   notifications are printed after :func:`mcp_input_sync.reflect.text`.
 
@@ -101,8 +103,10 @@ class TerminalHandler(InputHandler):
             ``"cancel"``; a required field with neither declines the form. URL
             elicitations are declined unless ``"_url"`` is ``"accept"``.
             Sampling is refused unless ``"_sampling_text"`` is given (it is
-            the reply). Roots come from ``"_roots"`` (a list of paths).
-        roots: the paths offered as roots (default: the current directory).
+            the reply). ``"_roots"`` (a list of paths) replaces ``roots``.
+        roots: the paths offered as roots (default: none). The client declares
+            the ``roots`` capability only when there are some at the handshake:
+            a server's roots replace the folders it was started with.
         bar_width: characters in the progress bar.
 
     After a run, :attr:`refusals` lists every request the user (or the
@@ -137,7 +141,8 @@ class TerminalHandler(InputHandler):
         self.model_name = model_name
         self.sampler = sampler
         self.answers: Optional[dict[str, Any]] = None if answers is None else validate_answers(dict(answers))
-        self.roots: list[Union[str, Path]] = list(roots) if roots is not None else [os.getcwd()]
+        # No default folder: a roots answer can widen a sandboxed server's access (docs/cli.md#roots).
+        self.roots: list[Union[str, Path]] = list(roots) if roots is not None else []
         self.bar_width = max(5, bar_width)
         #: One line per refused, declined, cancelled or incomplete request.
         self.refusals: list[str] = []
@@ -395,8 +400,10 @@ class TerminalHandler(InputHandler):
         lines = [f"  url        {message!r}", f"{_INDENT}link: {url}", f"{_INDENT}host: {host}"]
         if ctx.idn:
             lines.append(f"{_INDENT}! internationalised host: it is {host} in ASCII; check it is the site you expect")
-        if ctx.origin_mismatch:
-            lines.append(f"{_INDENT}! this link is not on the server's own origin")
+        if ctx.origin_mismatch and ctx.server_origin is None:  # a stdio server: nothing to compare (docs/safety.md#url-elicitation)
+            lines.append(f"{_INDENT}! the server is a local program with no web origin: judge this link's host yourself")
+        elif ctx.origin_mismatch:
+            lines.append(f"{_INDENT}! this link is not on the server's own origin ({clean(ctx.server_origin or '', LABEL_LIMIT)})")
         lines.append(f"{_INDENT}(this program never opens links: open it yourself if you agree)")
         if self.answers is not None:
             action = self.answers.get("_url", "decline")
@@ -496,11 +503,19 @@ class TerminalHandler(InputHandler):
 
     # ------------------------------------------------------------------ roots, logs, progress
 
+    def _root_paths(self) -> list[Union[str, Path]]:
+        """The paths offered as roots: the answers' ``_roots`` when they have that key, else :attr:`roots`."""
+        if self.answers is not None and "_roots" in self.answers:
+            return list(self.answers["_roots"])
+        return list(self.roots)
+
+    def offers_roots(self) -> bool:
+        """Declare ``roots`` only when the user gave some (read at each handshake)."""
+        return bool(self._root_paths())
+
     def list_roots(self, ctx: InputContext) -> dict[str, Any]:
-        """The configured paths (or the answers file's ``_roots``) as ``file://`` roots."""
-        paths: Sequence[Union[str, Path]] = self.roots
-        if self.answers is not None:
-            paths = list(self.answers.get("_roots", []))
+        """The given paths as ``file://`` roots; none when none were given (a server may ask anyway)."""
+        paths = self._root_paths()
         roots = [{"uri": path_uri(p), "name": os.path.basename(os.path.abspath(os.fspath(p))) or "/"} for p in paths]
         shown = ", ".join(r["uri"] for r in roots) or "none"
         self.say(f"  roots      server {clean(ctx.server_id, LABEL_LIMIT)!r} asked which folders it may use -> {shown}")

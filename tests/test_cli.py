@@ -64,7 +64,7 @@ def test_unknown_answer_keys_are_ignored_and_defaults_fill_the_rest(tmp_path: Pa
     done = cli("call", "--answers", answers(tmp_path, data), "plan_trip", *SERVER)
     assert done.returncode == 0, done.stderr
     assert "2 traveller(s), budget 10, starting any day, normal pace" in done.stdout
-    assert "Roots: none" in done.stdout  # no _roots: no roots
+    assert "Roots: not offered by the client" in done.stdout  # no _roots: no roots capability
 
 
 def test_required_field_without_value_or_default_exits_3(tmp_path: Path) -> None:
@@ -194,7 +194,7 @@ def test_listing_sub_commands() -> None:
     tools = cli("tools", *SERVER)
     assert tools.returncode == 0
     assert tools.stdout.splitlines()[0] == "tools: 4"
-    assert "  plan_trip  Plans a trip:" in tools.stdout  # the description's first line, not the title
+    assert "  plan_trip   Plans a trip:" in tools.stdout  # the description's first line, not the title; in a column
     listed = json.loads(cli("tools", "--json", *SERVER).stdout)
     assert [t["name"] for t in listed["tools"]] == ["plan_trip", "book_hotel", "pack_bags", "echo"]
     for what in ("resources", "prompts"):

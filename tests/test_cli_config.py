@@ -104,5 +104,6 @@ def test_a_command_reads_only_the_servers_it_uses(tmp_path: Path) -> None:
     path = write(tmp_path, {"north": DEMO, "other": other})
     done = cli(tmp_path, "call", "--config", str(path), "north/echo", '{"text": "only north"}')
     assert done.returncode == 0 and done.stdout.strip() == "only north", done.stderr
-    done = cli(tmp_path, "resources", "--config", str(path))
-    assert done.returncode == 2 and "--server NAME" in done.stderr
+    done = cli(tmp_path, "resources", "--config", str(path))  # every server's: the other fails alone
+    assert done.returncode == 4 and done.stdout.split() == ["SERVER", "URI", "NAME", "DESCRIPTION"], done.stderr
+    assert "server 'other'" in done.stderr and "NO_SUCH_TOKEN" in done.stderr and "--server NAME" not in done.stderr

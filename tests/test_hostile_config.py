@@ -338,7 +338,8 @@ def test_the_outline_reads_no_variable_and_asks_nothing() -> None:
 
 
 @pytest.mark.parametrize(("target", "local"), [(["--url", "http://127.0.0.1:9/mcp"], False), (["--", "server"], True)])
-def test_roots_a_remote_server_gets_none_unless_given_a_local_one_the_current_folder(monkeypatch: pytest.MonkeyPatch, target: list[str], local: bool) -> None:
+def test_roots_no_server_local_or_remote_gets_any_unless_given(monkeypatch: pytest.MonkeyPatch, target: list[str], local: bool) -> None:
+    """The current folder is no default: a server's roots replace the folders it was started with (issue 32)."""
     opened: list[Any] = []
 
     def connect(*args: Any, handler: Any = None, **options: Any) -> str:
@@ -356,8 +357,10 @@ def test_roots_a_remote_server_gets_none_unless_given_a_local_one_the_current_fo
         assert cli_main._connect(args, target[1:] if local else [], handler, parser) == "client"
         return [str(r) for r in opened[-1].roots]
 
-    assert roots() == ([os.getcwd()] if local else [])
+    assert roots() == []
+    assert not opened[-1].offers_roots()  # so the client declares no roots capability
     assert roots("--root", "/srv/shared") == ["/srv/shared"]
+    assert opened[-1].offers_roots()
 
 
 def test_roots_from_the_command_line_win_over_the_answers_file(tmp_path: Path) -> None:

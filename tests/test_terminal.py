@@ -56,7 +56,8 @@ try:
     elif scenario == "url":
         result = h.handle_elicitation(
             {"mode": "url", "message": "Pay", "url": "https://b\u00fccher.example/pay", "elicitationId": "e1"},
-            ctx(mode="url", url="https://b\u00fccher.example/pay", host="xn--bcher-kva.example", idn=True, origin_mismatch=True))
+            ctx(mode="url", url="https://b\u00fccher.example/pay", host="xn--bcher-kva.example", idn=True, origin_mismatch=True,
+                server_origin="https://mcp.example.com"))
     elif scenario in ("approve", "refuse"):
         params = {"messages": [{"role": "user", "content": {"type": "text", "text": "Name a sight"}}],
                   "systemPrompt": "You are a guide.", "maxTokens": 42}
@@ -195,7 +196,7 @@ def test_pty_url_consent_shows_host_and_warnings(pty_run: Any) -> None:
     assert "https://bücher.example/pay" in shown
     assert "host: xn--bcher-kva.example" in shown
     assert "internationalised host" in shown
-    assert "not on the server's own origin" in shown
+    assert "not on the server's own origin (https://mcp.example.com)" in shown
     assert "never opens links" in shown
     term.type("maybe\n")
     assert "answer one of" in term.expect("[d] ")
@@ -370,10 +371,15 @@ def test_answers_rules() -> None:
             validate_answers(bad)
 
 
-def test_roots_default_to_the_current_directory() -> None:
-    h, out = handler()
-    assert h.list_roots(ctx())["roots"][0]["uri"] == Path.cwd().as_uri()
-    assert "server 'srv' asked" in out.getvalue()
+def test_no_roots_unless_given() -> None:
+    h, out = handler()  # no default folder: a root can widen a sandboxed server's access (tests/test_roots_given.py)
+    assert h.offers_roots() is False
+    assert h.list_roots(ctx()) == {"roots": []}  # a server that asks anyway
+    assert "server 'srv' asked which folders it may use -> none" in out.getvalue()
+    h.roots = [Path.cwd()]  # read at the next handshake
+    assert h.offers_roots() is True and h.list_roots(ctx())["roots"][0]["uri"] == Path.cwd().as_uri()
+    assert handler(roots=["/srv/a"])[0].offers_roots() and handler(answers={"_roots": ["/srv/b"]})[0].offers_roots()
+    assert not handler(answers={"_roots": []}, roots=["/srv/c"])[0].offers_roots()
 
 
 def test_logs_and_notifications_are_sanitised() -> None:

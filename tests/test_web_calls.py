@@ -169,7 +169,7 @@ def test_the_docs_example_runs() -> None:
     import sys
 
     text = (Path(__file__).resolve().parents[1] / "docs" / "web.md").read_text()
-    blocks = [b for b in re.findall(r"```python\n(.*?)```", text, flags=re.S) if "start_call" in b]
+    blocks = [b for b in re.findall(r"```python\n(.*?)```", text, flags=re.S) if "start_call" in b and "def greet" in b]
     assert len(blocks) == 1
     done = subprocess.run([sys.executable, "-c", blocks[0]], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr

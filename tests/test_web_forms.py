@@ -118,7 +118,8 @@ def test_everything_the_server_sent_is_escaped() -> None:
     assert html.named('field:x"><script>')[0]["value"] == "<script>alert(1)</script>\"'"
     # a choice's value is what the server gets back: kept exactly (escaped, never shown)
     assert [a["value"] for t, a in html.elements if t == "option"] == ["", evil]
-    url = PendingInput(id="u", kind="url", params=dict(URL_PARAMS, message=evil), user="a", created=0.0, url=URL_PARAMS["url"], host="calendar.example", idn=True, origin_mismatch=True)
+    url = PendingInput(id="u", kind="url", params=dict(URL_PARAMS, message=evil), user="a", created=0.0, url=URL_PARAMS["url"], host="calendar.example", idn=True, origin_mismatch=True,
+                       server_origin="https://mcp.example.com")
     page = render_page(url, "/x", {})
     assert "<script>" not in page and 'href="https://calendar.example/connect?x=&lt;1&gt;"' in page
     assert 'rel="noopener noreferrer nofollow"' in page and "international characters" in page and "different site" in page

@@ -8,7 +8,7 @@ from typing import Any, Callable, Mapping, Optional, Protocol, TypeVar, Union
 from .. import _clock
 from .._calls import CallSpec, ProgressCallback
 from .._protocol.deadlines import CallClock
-from .._protocol.eras import ERA_SETTING, era_advice, era_needed_by_error, era_needed_by_result
+from .._protocol.eras import ERA_SETTING, back_channel_advice, back_channel_missing, era_advice, era_needed_by_error, era_needed_by_result
 from .._protocol.forms import quoted
 from .._protocol.jsonrpc import JsonDict
 from .._protocol.modern import PendingCall
@@ -135,6 +135,8 @@ def wrong_era(
     whose message says which era the tool needs, that the call was not
     sent again and what to pass instead; a hint only (the SDK's ambiguous
     -32603) keeps the server's error and adds the advice to its message.
+    A handshake-era server with no back-channel at all (stateless or
+    JSON-only HTTP) gets ``check="back-channel"`` and says what to change.
     """
     if method != "tools/call":
         return None
@@ -151,7 +153,7 @@ def wrong_era(
     else:
         return None
     if need is None:
-        return None
+        return _no_back_channel(era, tool, shown, exc, result)
     advice = era_advice(tool, shown, need, learnt)
     if not need.certain:
         assert exc is not None
@@ -162,3 +164,27 @@ def wrong_era(
     else:
         data["result"] = result
     return ClientError("protocol", f"{advice}. The server said: {said}", code=exc.code if exc else None, data=data, check="era")
+
+
+def _no_back_channel(era: str, tool: str, version: str, exc: Optional[ClientError], result: Optional[JsonDict]) -> Optional[ClientError]:
+    """``ClientError(kind="protocol", check="back-channel")`` when the server could not ask at all, else None.
+
+    Raised like an era failure (an ``isError`` result too, kept in ``data``)
+    because no era of this client helps: only the server can change
+    (docs/modern.md#servers-with-no-back-channel).
+    """
+    if exc is not None:
+        method = back_channel_missing(era, tool, code=exc.code, message=exc.message)
+    else:
+        method = back_channel_missing(era, tool, result=result)
+    if method is None:
+        return None
+    data: JsonDict = {"tool": tool, "method": method, "version": version}
+    if exc is not None:
+        data["error"] = {"code": exc.code, "message": exc.message, "data": exc.data}
+        said = exc.message
+    else:
+        data["result"] = result
+        said = str(result["content"][0]["text"]) if result is not None else ""
+    advice = back_channel_advice(tool, method, version)
+    return ClientError("protocol", f"{advice}. The server said: {said}", code=exc.code if exc else None, data=data, check="back-channel")

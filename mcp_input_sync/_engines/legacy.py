@@ -36,7 +36,7 @@ from .._runtime.watchdog import Watchdog
 from .._runtime.workers import HandlerPool
 from .._session import Session, collect_pages
 from ..errors import ClientError, InputRefused
-from ..handler import overrides
+from ..handler import declares_roots
 from ..options import Options
 from .._port import TransportClosed
 from .base import AGAIN, EraEngine, poll_task, wrong_era
@@ -405,12 +405,16 @@ class LegacyEngine:
                     return created
                 return self.await_task(task_id, spec)
         try:
-            return self.request(method, params, is_call=True, clock=clock, assigns=spec.assigns, progress=spec.progress, cancel=spec.cancel)
+            result = self.request(method, params, is_call=True, clock=clock, assigns=spec.assigns, progress=spec.progress, cancel=spec.cancel)
         except ClientError as exc:
             wrong = wrong_era(self.era, self.negotiated, method, params, exc=exc)
             if wrong is None:
                 raise
             raise wrong from exc
+        wrong = wrong_era(self.era, self.negotiated, method, params, result=result) if result.get("isError") is True else None
+        if wrong is not None:  # FastMCP's isError with no back-channel: docs/modern.md#servers-with-no-back-channel
+            raise wrong
+        return result
 
     def resume(self, pending: PendingCall, responses: Mapping[str, Any], spec: CallSpec) -> Union[JsonDict, PendingCall]:
         if self.beside is not None:  # a call made in 2026-07-28 beside this session
@@ -487,7 +491,7 @@ class LegacyEngine:
         self.request(method, {"uri": uri}, is_call=False, clock=self.options.clock())
 
     def roots_changed(self) -> None:
-        if overrides(self.desk.handler, "list_roots"):
+        if declares_roots(self.desk.handler):  # a handler offering no roots declared none: nothing to tell
             self.session.notify("notifications/roots/list_changed")
 
     # ------------------------------------------------------------------ shutdown

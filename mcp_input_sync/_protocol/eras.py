@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, Optional
 
+from .advice import say
 from .jsonrpc import JsonDict
 from .record import Record
 
@@ -227,7 +228,7 @@ def era_needed_by_result(era: str, result: Mapping[str, Any]) -> Optional[EraNee
 def era_advice(tool: str, version: str, need: EraNeed, learnt: bool = False) -> str:
     """What a user is told when ``tool`` failed at ``version`` because it wants ``need.needs``."""
     value, shown = ERA_SETTING[need.needs]
-    how = f'connect with protocol="{value}" (command line: --protocol {value})'
+    how = say("protocol", value=value)  # the host's words: a command line names its flag
     if not need.certain:
         return (
             f"if tool {tool!r} returns an input_required result (InputRequiredResult), it needs the "
@@ -240,5 +241,47 @@ def era_advice(tool: str, version: str, need: EraNeed, learnt: bool = False) -> 
     told = f"tool {tool!r} needs the {shown} era: it {why}, and this connection uses {version}. "
     told += "The call was not sent again: the tool may already have done part of its work. "
     if learnt:
-        return told + f"This client sends the next calls of {tool!r} in {shown}; or {how}"
+        return told + say("era_learnt", tool=tool, era=shown, how=how, How=how[0].upper() + how[1:])
     return told + how[0].upper() + how[1:]
+
+
+# ---------------------------------------------------------------------------- a server with no back-channel at all
+
+
+def back_channel_missing(era: str, tool: str, code: Any = None, message: Any = None, result: Any = None) -> Optional[str]:
+    """The server-to-client method a ``tools/call`` of ``tool`` could not send in the handshake era, or None.
+
+    In the handshake era a stateful server streaming its answers (SSE)
+    always has a back-channel, so the frameworks' "no back-channel" text
+    there means the server runs stateless or answers JSON only
+    (docs/modern.md#servers-with-no-back-channel). Read: the SDK's -32600
+    error holding exactly that text, or FastMCP's ``isError`` result of one
+    text block holding exactly ``Error calling tool '<tool>': `` and that
+    text, for this very tool (a tool echoing the text elsewhere is not read).
+    """
+    if era != LEGACY:
+        return None
+    if result is None:
+        said = message.strip() if code == -32600 and isinstance(message, str) else ""
+    else:
+        content = result.get("content") if isinstance(result, Mapping) and result.get("isError") is True else None
+        block = content[0] if isinstance(content, list) and len(content) == 1 and isinstance(content[0], dict) else {}
+        text = block.get("text") if block.get("type") == "text" else None
+        prefix = f"Error calling tool '{tool}': "
+        said = text.strip()[len(prefix):] if isinstance(text, str) and text.strip().startswith(prefix) else ""
+    match = _NO_BACK_CHANNEL.fullmatch(said)
+    return match.group(1) if match else None
+
+
+def back_channel_advice(tool: str, method: str, version: str) -> str:
+    """What a user is told when ``tool`` failed at ``version`` because the server cannot send ``method``."""
+    return (
+        f"tool {tool!r} asks for input with a server-to-client request ({method}), and this server cannot send "
+        f"one: over HTTP it runs stateless (stateless_http=True) or answers JSON only (json_response=True), so "
+        f"its requests have no back-channel in either era, and this connection uses {version}. The call was not "
+        "sent again: the tool may already have done part of its work. Change the server: run it stateful with "
+        "streamed (SSE) answers, the default of FastMCP and of the official SDK, or have the tool return an "
+        "InputRequiredResult, which the 2026-07-28 era carries in the answer, and "
+        + say("protocol", value=MODERN_VERSION)  # the host's words: a command line names its flag
+        + "; see docs/modern.md#servers-with-no-back-channel"
+    )

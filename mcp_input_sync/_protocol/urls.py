@@ -110,16 +110,21 @@ class UrlFacts(Record):
             host in Unicode; false for IP literals.
         origin_mismatch: true unless the server's origin is known and equals
             ``("https", host, port)``.
+        server_origin: the server's origin the URL was compared with
+            (``scheme://host[:port]``), or None when it has none: a stdio
+            server is a local program, so a mismatch then says nothing
+            about the link (the displays word it so).
     """
 
-    __slots__ = ("url", "host", "port", "idn", "origin_mismatch")
+    __slots__ = ("url", "host", "port", "idn", "origin_mismatch", "server_origin")
 
-    def __init__(self, url: str, host: str, port: int, idn: bool, origin_mismatch: bool) -> None:
+    def __init__(self, url: str, host: str, port: int, idn: bool, origin_mismatch: bool, server_origin: str | None = None) -> None:
         self.url = url
         self.host = host
         self.port = port
         self.idn = idn
         self.origin_mismatch = origin_mismatch
+        self.server_origin = server_origin
 
 
 class UrlRefused(ValueError):
@@ -185,7 +190,16 @@ def check_elicitation_url(url: object, server_origin: str | None) -> UrlFacts:
     port = 443 if explicit_port is None else explicit_port
     origin = parse_origin(server_origin) if server_origin is not None else None
     mismatch = origin is None or origin != ("https", host, port)
-    return UrlFacts(url=url, host=host, port=port, idn=idn, origin_mismatch=mismatch)
+    return UrlFacts(url=url, host=host, port=port, idn=idn, origin_mismatch=mismatch, server_origin=_shown_origin(origin))
+
+
+def _shown_origin(origin: tuple[str, str, int] | None) -> str | None:
+    """A parsed origin as ``scheme://host[:port]`` (IPv6 in brackets, the scheme's default port left out)."""
+    if origin is None:
+        return None
+    scheme, host, port = origin
+    host = f"[{host}]" if ":" in host else host
+    return f"{scheme}://{host}" + ("" if port == _DEFAULT_PORTS.get(scheme) else f":{port}")
 
 
 def parse_origin(origin: str) -> tuple[str, str, int] | None:

@@ -319,6 +319,7 @@ class DeferredCalls:
                 host=url.host if url is not None else None,
                 idn=url.idn if url is not None else None,
                 origin_mismatch=url.origin_mismatch if url is not None else None,
+                server_origin=url.server_origin if url is not None else None,
                 call_id=record["id"],
                 key=key,
             )

@@ -256,8 +256,12 @@ def render_body(pending: PendingInput, *, values: Optional[Mapping[str, Any]] = 
         warnings = []
         if pending.idn:
             warnings.append('<p class="mis-warning">This address uses international characters: check the host below (its ASCII form) carefully.</p>')
-        if pending.origin_mismatch:
-            warnings.append('<p class="mis-warning">This link leads to a different site than the server that asks.</p>')
+        if pending.origin_mismatch and pending.server_origin is None:  # a stdio server has no site to compare with
+            warnings.append('<p class="mis-warning">The server that asks is a program with no web address, so nothing tells whether '
+                            'this link belongs to it: check the host below yourself.</p>')
+        elif pending.origin_mismatch:
+            warnings.append(f'<p class="mis-warning">This link leads to a different site than the server that asks '
+                            f'({esc(pending.server_origin, 256)}).</p>')
         url = esc(pending.url or "")
         return (
             f'{server}<p class="mis-message">{esc_lines(pending.message)}</p>{top}'
@@ -354,13 +358,19 @@ def render_list(items: Sequence[tuple[PendingInput, str]]) -> str:
     kinds = {"form": "Form", "url": "Link", "sampling": "Model request"}
     rows = []
     for pending, href in items:
-        summary = esc(pending.message, 200) if pending.kind != "sampling" else "Approve a prompt"
+        summary = esc(pending.message, 200) if pending.kind != "sampling" else _prompt_summary(pending)
         when = datetime.datetime.fromtimestamp(pending.created, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
         rows.append(
             f'<li><a href="{html.escape(href, quote=True)}">{kinds[pending.kind]}: {summary}</a> '
             f'<small>from {esc(pending.server_id, 256)}, {when}</small></li>'
         )
     return _page("Pending requests", f'<h1>Pending requests</h1><ul class="mis-pending">{"".join(rows)}</ul>')
+
+
+def _prompt_summary(pending: PendingInput) -> str:
+    """A sampling request in a list: "Approve a prompt", and its summary (:attr:`PendingInput.message`), escaped."""
+    summary = pending.message
+    return f"Approve a prompt: {esc(summary)}" if summary else "Approve a prompt"
 
 
 def render_call(state: CallState, items: Sequence[tuple[PendingInput, str]]) -> str:
@@ -373,7 +383,7 @@ def render_call(state: CallState, items: Sequence[tuple[PendingInput, str]]) -> 
     if state.status == "error":
         return _page("The call failed", f'<h1>The call failed</h1><p class="mis-error">{esc(state.error or "")}</p>')
     rows = "".join(
-        f'<li><a href="{html.escape(href, quote=True)}">{esc(p.message, 200) if p.kind != "sampling" else "Approve a prompt"}</a></li>' for p, href in items
+        f'<li><a href="{html.escape(href, quote=True)}">{esc(p.message, 200) if p.kind != "sampling" else _prompt_summary(p)}</a></li>' for p, href in items
     )
     return _page("More information needed", f'<h1>More information needed</h1><ul class="mis-pending">{rows}</ul>')
 
@@ -381,7 +391,7 @@ def render_call(state: CallState, items: Sequence[tuple[PendingInput, str]]) -> 
 def pending_json(items: Sequence[tuple[PendingInput, str]]) -> list[JsonDict]:
     """Pending inputs as JSON (``pending.json``): ``id``, ``kind``, ``message``, ``server_id``, ``created``, ``url``.
 
-    The server's text is cleaned as on the pages (:func:`mcp_input_sync.reflect.text`; the message keeps its line feeds and tabs).
+    A sampling request's ``message`` is its summary (:attr:`PendingInput.message`). The server's text is cleaned as on the pages (:func:`mcp_input_sync.reflect.text`; the message keeps its line feeds and tabs).
     """
     return [
         {

@@ -109,6 +109,7 @@ class WebElicitationHandler(InputHandler):
             host=ctx.host,
             idn=ctx.idn,
             origin_mismatch=ctx.origin_mismatch,
+            server_origin=ctx.server_origin,
             draft=draft,
             expires=None if self.timeout is None else now + self.timeout,
         )

@@ -9,10 +9,13 @@ handlers (:mod:`mcp_input_sync.web.handlers`) create them, and
 
 from __future__ import annotations
 
+import re
 import secrets
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
+from .. import reflect
+from .._protocol import formview
 from .._protocol.forms import FormSchema, compile_form
 from .._protocol.sampling import result_problem
 
@@ -26,6 +29,7 @@ __all__ = [
     "PendingInput",
     "field_errors",
     "same_user",
+    "sampling_summary",
 ]
 
 JsonDict = dict[str, Any]
@@ -36,6 +40,9 @@ ELICITATION_ACTIONS = ("accept", "decline", "cancel")
 SAMPLING_ACTIONS = ("approve", "reject")
 #: The key of errors that belong to no single field.
 NON_FIELD = "__all__"
+#: The longest ``message`` of a sampling request (code points): a summary for lists and ``pending.json``.
+SUMMARY_LIMIT = 200
+_SPACE = re.compile(r"\s*")
 
 
 class InputNotFound(LookupError):
@@ -64,11 +71,13 @@ class PendingInput:
     server_id: str = ""
     #: Form: ``{name: {"sensitive_suspected": bool}}`` (``ctx.fields``).
     fields: Optional[dict[str, dict[str, bool]]] = None
-    #: URL elicitation: the URL as sent, its A-label host, IDN and origin facts.
+    #: URL elicitation: the URL as sent, its A-label host, IDN and origin facts
+    #: (``server_origin``: the origin it was compared with, None for a stdio server).
     url: Optional[str] = None
     host: Optional[str] = None
     idn: Optional[bool] = None
     origin_mismatch: Optional[bool] = None
+    server_origin: Optional[str] = None
     #: Sampling: a draft reply shown to the person (from the handler's ``draft``).
     draft: Optional[str] = None
     #: When the handler stops waiting (``time.time()``), if it has its own timeout.
@@ -80,7 +89,16 @@ class PendingInput:
 
     @property
     def message(self) -> str:
-        """The server's message for an elicitation ("" for sampling, or when absent)."""
+        """The server's message for an elicitation; for sampling a summary of the request ("" when absent).
+
+        A sampling request has no message of its own, so a list or
+        ``pending.json`` would show nothing: its summary is the last user
+        message's text (other blocks as ``[image]``...), on one line, cleaned
+        with :func:`mcp_input_sync.reflect.text` and cut to
+        :data:`SUMMARY_LIMIT` code points (an ellipsis marks the cut).
+        """
+        if self.kind == "sampling":
+            return sampling_summary(self.params)
         value = self.params.get("message")
         return value if isinstance(value, str) else ""
 
@@ -111,6 +129,25 @@ class CallState:
     inputs: list[PendingInput]
     #: Rounds of input asked so far.
     rounds: int = 0
+
+
+def sampling_summary(params: Mapping[str, Any]) -> str:
+    """The last user message of a sampling request's ``params`` on one line, cleaned and cut (see :attr:`PendingInput.message`)."""
+    messages = params.get("messages")
+    last = next((m for m in reversed(messages) if isinstance(m, dict) and m.get("role") == "user"), None) if isinstance(messages, list) else None
+    if last is None:
+        return ""
+    words: list[str] = []
+    for block in formview.blocks(last.get("content")):
+        part = block.text if block.text is not None else f"[{block.type or 'unknown'}]"
+        lead = _SPACE.match(part)
+        start = lead.end() if lead is not None else 0
+        # only a bounded slice of each block is cleaned: a list polled every few seconds never copies a whole prompt
+        words += reflect.text(part[start : start + 2 * SUMMARY_LIMIT], 2 * SUMMARY_LIMIT, lines=True).split()
+        if sum(len(word) + 1 for word in words) > SUMMARY_LIMIT:
+            break
+    text = " ".join(words)
+    return text if len(text) <= SUMMARY_LIMIT else text[: SUMMARY_LIMIT - 1].rstrip() + "…"
 
 
 def same_user(owner: str, user: Any) -> bool:

@@ -8,11 +8,12 @@ pipeline (docs/reference.md#order-of-checks) through one path,
 context, calls the handler, checks the answer and accounts for each refusal
 (a count and one structured log record). What differs between the eras is
 only how an outcome travels: the legacy engine writes it on the wire, the
-modern engine raises or retries; :func:`refusal_error` is the one mapping
-of a refusal to the error raised.
+modern engine raises or retries; :func:`~mcp_input_sync._input_rounds.refusal_error`
+is the one mapping of a refusal to the error raised.
 
 ``handler_timeout`` is read in one place, :meth:`InputDesk.timeout`. A
-callback on a caller's thread runs under the desk's own deadline sweep
+callback on a caller's thread is run by the desk's part in ``_input_rounds.py``
+under the desk's own deadline sweep
 (:class:`~mcp_input_sync._runtime.deadlines.DeadlineSweep`); the legacy
 engine puts its server requests under its own. See
 docs/architecture.md#the-input-desk.
@@ -22,11 +23,11 @@ from __future__ import annotations
 
 import logging
 import threading
-from functools import partial
 from typing import Any, Mapping, Optional, Sequence, Union
 
 from . import _clock, reflect
 from ._era import ClientEra
+from ._input_rounds import CallerCallbacks, refusal_error
 from ._protocol import jsonrpc, modern
 from ._protocol.budget import over_budget
 from ._protocol.deadlines import CallClock
@@ -37,10 +38,9 @@ from ._protocol.modern import PendingCall
 from ._protocol.eras import INPUT_REQUEST_KINDS, declared_kinds
 from ._protocol.forms import quoted
 from ._runtime.deadlines import DeadlineSweep
-from ._runtime.fanout import NotRun, run_bounded
 from ._runtime.watchdog import Watchdog
 from ._stats import Stats
-from .errors import ClientError, InputRefused
+from .errors import ClientError
 from .handler import CancelToken, InputContext, InputHandler
 from .options import Options
 
@@ -56,21 +56,6 @@ def loggable(text: str) -> str:
     return reflect.text(text, 1024).encode("utf-8", "backslashreplace").decode("utf-8")
 
 
-def refusal_error(refusal: Refusal) -> ClientError:
-    """The ClientError for a refusal of the check pipeline (docs/modern.md#errors): the one mapping."""
-    check = refusal.check
-    if check in ("method", "malformed"):
-        return ClientError("protocol", refusal.message, code=refusal.code, check="malformed")
-    if check == "capability":
-        return ClientError("protocol", refusal.message, code=refusal.code, check="capability")
-    if check == "answer":
-        return ClientError("input_handler", refusal.message, code=refusal.code, data=refusal.detail or None, check="answer")
-    message = refusal.message
-    if check == "budget" and refusal.detail:  # the caller is told which option to raise; a server never is
-        message = f"{message}: {refusal.detail}"
-    return ClientError("refused", message, code=refusal.code, check=check)
-
-
 def call_handler(handler: InputHandler, prepared: Prepared, ctx: InputContext) -> Any:
     """Run the handler method for the request's kind and return what it returned."""
     if prepared.kind == "elicitation":
@@ -81,7 +66,12 @@ def call_handler(handler: InputHandler, prepared: Prepared, ctx: InputContext) -
 
 
 class InputDesk:
-    """Checks, budget, context, handler call, answer check and refusal accounting for one client."""
+    """Checks, budget, context, handler call, answer check and refusal accounting for one client.
+
+    Callbacks on callers' threads are run by its :class:`~mcp_input_sync._input_rounds.CallerCallbacks`,
+    whose methods it binds as its own (``answer_here``, ``answer_round``, ``close``, ``live_callbacks``,
+    ``worker_threads``).
+    """
 
     def __init__(
         self,
@@ -105,13 +95,24 @@ class InputDesk:
         #: The client's era (``ctx.era``): read here, decided elsewhere.
         self.era = era
         self._timeouts = options.handler_timeout
-        self._watch = watchdog.watch
         #: The deadlines of callbacks running on callers' threads (modern rounds, -32042 URL elicitations).
         self.sweep = DeadlineSweep(watchdog.watch)
-        #: Tokens of callbacks running on callers' threads (close() sets them).
-        self.live_tokens: set[CancelToken] = set()
-        #: Worker threads of parallel rounds (close() joins them).
-        self.input_threads: set[threading.Thread] = set()
+        here = CallerCallbacks(
+            callback=self._callback, check_answer=self.check_answer, timeout=self.timeout, handler=handler,
+            options=options, stats=stats, sweep=self.sweep, watch=watchdog.watch,
+        )
+        # The part that runs callbacks on callers' threads owns their tokens and worker threads; its
+        # methods are bound here, not wrapped, so a round's path takes no extra call through the desk.
+        #: One callback on this thread under its deadlines, then the answer check (CallerCallbacks.answer_here).
+        self.answer_here = here.answer_here
+        #: Every callback of a round, in parallel up to ``input_parallelism`` (CallerCallbacks.answer_round).
+        self.answer_round = here.answer_round
+        #: Set the token of every callback running on a caller's thread.
+        self.close = here.close
+        #: How many callbacks run on callers' threads now: a read-only view.
+        self.live_callbacks = here.live_callbacks
+        #: The parallel rounds' worker threads not yet seen ended, a snapshot (the client joins them at close).
+        self.worker_threads = here.worker_threads
 
     # ------------------------------------------------------------------ configuration
 
@@ -263,13 +264,13 @@ class InputDesk:
             answers[key] = verdict
         return answers, declined
 
-    # ------------------------------------------------------------------ one callback
+    # ------------------------------------------------------------------ one callback (answer_here and answer_round: see __init__)
 
     def _callback(self, prepared: Prepared, assigns: Optional[Mapping[str, Any]], related: Any, token: Optional[CancelToken]) -> Any:
         """The callback's context (docs/index.md#the-context), then the handler method for its kind."""
         handler = self.handler
         assert handler is not None  # the capability check passed
-        ctx = InputContext._for_request(
+        ctx = InputContext.for_request(
             self.client_name, self.server_id, self.era.name, assigns, related, prepared.mode, prepared.url, prepared.fields, token
         )
         return call_handler(handler, prepared, ctx)
@@ -303,131 +304,6 @@ class InputDesk:
             log.warning("mcp_input_sync: %s answer to server %s: %s", what, self.server_id, note)
         return verdict
 
-    # ------------------------------------------------------------------ callbacks on the caller's thread
-
-    def answer_here(
-        self,
-        step: Prepared,
-        clock: CallClock,
-        assigns: Optional[Mapping[str, Any]],
-        token: Optional[CancelToken] = None,
-        cancel: Optional[threading.Event] = None,
-    ) -> JsonDict:
-        """One callback on this thread under its deadlines (handler_timeout and max_total_timeout), then the answer check.
-
-        For modern rounds and -32042 URL elicitations. A caller's ``cancel``
-        event, once set, sets the callback's token.
-
-        Raises:
-            ClientError: ``timeout``, ``cancelled``, ``closed``, ``input_handler``
-                or the kind of the refusal of its answer.
-        """
-        token = token or CancelToken()
-        now = _clock.monotonic()
-        timer = self.sweep.track(min(now + self.timeout(step.kind), clock.started + clock.max_total), _expire_token, token)
-        live = self.live_tokens
-        live.add(token)
-        if cancel is not None:
-            watched = token
-
-            def forward() -> bool:
-                if cancel.is_set():
-                    watched.cancel("cancelled")
-                    return True
-                return watched.is_set or watched not in live
-
-            self._watch(forward)
-        try:
-            value = self._callback(step, self.options.assigns if assigns is None else assigns, None, token)
-        except InputRefused as refusal:
-            raise ClientError("input_handler", refusal.message, code=refusal.code, data=refusal.data) from refusal
-        except Exception as exc:
-            if token.reason == "timeout":
-                raise ClientError("timeout", f"the {step.kind} callback ran past its deadline") from exc
-            raise ClientError("input_handler", "the input handler failed", code=jsonrpc.INTERNAL_ERROR) from exc
-        finally:
-            timer.cancel()
-            live.discard(token)
-        if token.reason == "timeout":
-            self.stats.add("timed_out")
-            raise ClientError("timeout", f"the {step.kind} callback ran past its deadline; its answer was discarded")
-        if token.reason is not None:
-            raise ClientError("cancelled" if token.reason != "closed" else "closed", f"the call ended while the {step.kind} callback ran")
-        verdict = self.check_answer(step, value, step.kind, raised=True)
-        if isinstance(verdict, Refusal):
-            raise refusal_error(verdict)
-        self.stats.add("served")
-        return verdict
-
-    def answer_round(
-        self,
-        prepared: dict[str, Prepared],
-        clock: CallClock,
-        assigns: Optional[Mapping[str, Any]],
-        cancel: Optional[threading.Event] = None,
-    ) -> JsonDict:
-        """Run the handler for every input request of a round and validate the answers.
-
-        In parallel, up to the handler's ``input_parallelism``: each callback's
-        wait is bounded by its own deadline, counted from when it started (one
-        waiting for a free thread has not), and the first failure cancels the
-        others.
-        """
-        handler = self.handler
-        parallel = type(handler).input_parallelism if handler is not None else 1
-        if parallel > 1 and len(prepared) > 1:
-            answers = self._answer_parallel(prepared, clock, assigns, parallel, cancel)
-        else:
-            answers = {key: self.answer_here(step, clock, assigns, cancel=cancel) for key, step in prepared.items()}
-        if cancel is not None and cancel.is_set():
-            raise ClientError("cancelled", "the call was cancelled while its input was answered")
-        return answers
-
-    def _answer_parallel(
-        self,
-        prepared: dict[str, Prepared],
-        clock: CallClock,
-        assigns: Optional[Mapping[str, Any]],
-        parallel: int,
-        cancel: Optional[threading.Event],
-    ) -> JsonDict:
-        tokens = {key: CancelToken() for key in prepared}
-
-        def cancel_the_others() -> None:
-            for token in tokens.values():
-                token.cancel("cancelled")
-
-        outcomes = run_bounded(
-            {key: partial(self._answer_on_worker, step, clock, assigns, tokens[key], cancel) for key, step in prepared.items()},
-            parallel,
-            {key: self.timeout(step.kind) for key, step in prepared.items()},
-            clock.started + clock.max_total,
-            on_failure=cancel_the_others,
-            threads=self.input_threads,
-        )
-        errors = [(key, _round_error(exc)) for key, exc in sorted(outcomes.errors.items())]
-        # callbacks cancelled because another one failed are not failures of their own
-        failures = [e for e in errors if e[1].kind != "cancelled"] or errors
-        if failures:
-            raise failures[0][1]
-        if not outcomes.complete:
-            for token in tokens.values():
-                token.cancel("timeout")
-            raise ClientError("timeout", "a callback of the round ran past its deadline; the round was abandoned")
-        return {key: outcomes.values[key] for key in prepared}
-
-    def _answer_on_worker(
-        self, step: Prepared, clock: CallClock, assigns: Optional[Mapping[str, Any]], token: CancelToken, cancel: Optional[threading.Event]
-    ) -> JsonDict:
-        """:meth:`answer_here` on a round's worker thread: whatever else it raises becomes an ``input_handler`` error."""
-        try:
-            return self.answer_here(step, clock, assigns, token, cancel)
-        except ClientError:
-            raise
-        except BaseException as exc:  # a worker must end with an outcome, whatever the callback did
-            log.exception("mcp_input_sync: a parallel input callback failed")
-            raise ClientError("input_handler", "the input handler failed", code=jsonrpc.INTERNAL_ERROR) from exc
-
     def answer_url_elicitations(self, error: ClientError, clock: CallClock) -> list[JsonDict]:
         """The URL elicitations of a -32042 error: all checked first, then answered in order on this thread."""
         data = error.data
@@ -436,10 +312,6 @@ class InputDesk:
             raise ClientError("protocol", "not a -32042 error with URL elicitations", check="malformed")
         return [self.answer_here(step, clock, None) for step in self.check_url_elicitations(entries)]
 
-    def close(self) -> None:
-        """Set the token of every callback running on a caller's thread."""
-        for token in list(self.live_tokens):
-            token.cancel("closed")
 
 
 def _as_request(key: str, request: Any) -> Request:
@@ -448,16 +320,3 @@ def _as_request(key: str, request: Any) -> Request:
         return key, None, None
     return key, request.get("method"), request.get("params")
 
-
-def _round_error(exc: BaseException) -> ClientError:
-    """What a parallel round's callback ended with, as the error the call raises."""
-    if isinstance(exc, ClientError):
-        return exc
-    if isinstance(exc, NotRun):
-        return ClientError("cancelled", "another callback of the round failed")
-    return ClientError("input_handler", "the input handler failed", code=jsonrpc.INTERNAL_ERROR)
-
-
-def _expire_token(token: CancelToken) -> None:
-    """A callback on a caller's thread ran past its deadline: its token says so; the caller raises."""
-    token.cancel("timeout")

@@ -475,7 +475,7 @@ class Client(CallsAPI, SurfaceAPI):
             except Exception:  # noqa: BLE001 - a transport's failure must not leave the library's threads running
                 log.exception("mcp_input_sync: the transport of server %s failed to close", self.server_id)
         if self._desk is not None:
-            for thread in list(self._desk.input_threads):
+            for thread in self._desk.worker_threads():
                 budget.join(thread, share=0.3)
         if self._watchdog is not None:
             self._watchdog.stop(budget)

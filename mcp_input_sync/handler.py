@@ -68,10 +68,12 @@ _UNSET_TOKEN = CancelToken()
 class InputContext:
     """What a callback knows about the request it is answering (docs/index.md#the-context).
 
-    Attributes that do not apply to a request are ``None``.
+    Attributes that do not apply to a request are ``None``. The library builds one per
+    request with the factory :meth:`for_request`; ``InputContext(...)`` with keywords
+    builds the same object, for tests and tools.
     """
 
-    # __init__ and _for_request (the library's own, once per request) each set every slot.
+    # __init__ and for_request (the library's, once per request) each set every slot.
     __slots__ = (
         "client",
         "server_id",
@@ -133,7 +135,7 @@ class InputContext:
         self._token = token if token is not None else _UNSET_TOKEN
 
     @classmethod
-    def _for_request(
+    def for_request(
         cls,
         client: str,
         server_id: str,
@@ -145,11 +147,15 @@ class InputContext:
         form_fields: Optional[Mapping[str, Mapping[str, Any]]],
         token: Optional[CancelToken],
     ) -> "InputContext":
-        """The context of one server request, without ``__init__``'s keywords (it is on every request's path).
+        """The context of one input request, built without ``__init__``'s keywords: the library's factory.
 
-        ``url`` is the checked URL's facts (``url``, ``host``, ``idn``,
-        ``origin_mismatch``, ``server_origin``) or None; ``form_fields`` is the compiled form's
-        own, copied by :attr:`fields` when first read.
+        The desk calls it once per request, so it takes its arguments by position and
+        skips ``__init__`` (``object.__new__``, every slot set here). ``url`` is any object
+        with the checked URL's facts as attributes (``url``, ``host``, ``idn``,
+        ``origin_mismatch``, ``server_origin``), or None; ``form_fields`` is the compiled
+        form's ``{name: facts}``, shared, not copied: :attr:`fields` copies it when first
+        read, so a callback changing its copy changes no other request's. ``token`` None
+        gives a context that is never cancelled. See docs/reference.md#inputcontextfor_request.
         """
         ctx: InputContext = object.__new__(cls)
         ctx.client = client

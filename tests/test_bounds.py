@@ -26,7 +26,7 @@ outside; the bounds it cannot see from there are proved here, on the parts:
   released whatever the callback did, and the watch that forwards a
   caller's cancel event stops with it; a parallel round's threads end;
   the threads of rounds abandoned at their deadline do not pile up in
-  ``desk.input_threads``.
+  ``desk.worker_threads()``.
 """
 
 from __future__ import annotations
@@ -545,7 +545,7 @@ def test_a_callback_here_releases_its_token_whatever_it_did(behaviour: str, rais
         except mis.ClientError as exc:
             got = exc.kind
         assert got == raised
-        assert not desk.live_tokens  # close() has nothing left to set
+        assert desk.live_callbacks() == 0  # close() has nothing left to set
         watch.wake()
         watch.wake()  # the sweep stops one wake after it found nothing
         assert watch.checks == []  # nothing keeps the watchdog waking for this callback
@@ -559,11 +559,11 @@ def test_a_parallel_rounds_threads_end_with_the_round() -> None:
     names: set[str] = set()
     for _ in range(20):
         desk.answer_round(round_of(desk, "a", "b"), CallClock(_clock.monotonic(), 60.0, 600.0), None)
-        names.update(t.name for t in desk.input_threads)
-        for thread in list(desk.input_threads):
+        names.update(t.name for t in desk.worker_threads())
+        for thread in desk.worker_threads():
             thread.join(WAIT)
     assert all(name.startswith("mcp-input-sync-input-") for name in names)
-    assert not desk.live_tokens
+    assert desk.live_callbacks() == 0
 
 
 def test_the_threads_of_abandoned_rounds_do_not_pile_up() -> None:
@@ -599,9 +599,9 @@ def test_the_threads_of_abandoned_rounds_do_not_pile_up() -> None:
                 frozen.tick(HANDLER_TIMEOUT + 1)  # the round is abandoned; its slow callback runs on
                 caller.join(WAIT)
                 assert not caller.is_alive() and failed == ["timeout"]
-                kept.append(len(desk.input_threads))
+                kept.append(len(desk.worker_threads()))
                 gate.set()  # the slow callback ends, after its round
-                for thread in list(desk.input_threads):
+                for thread in desk.worker_threads():
                     thread.join(WAIT)
                     assert not thread.is_alive()
         finally:

@@ -18,10 +18,12 @@ from freezegun import freeze_time
 
 import mcp_input_sync as mis
 from mcp_input_sync._era import ClientEra
-from mcp_input_sync._input import InputDesk, refusal_error
+from mcp_input_sync._input import InputDesk
+from mcp_input_sync._input_rounds import refusal_error
 from mcp_input_sync._protocol.checks import Prepared, Refusal
 from mcp_input_sync._protocol.deadlines import CallClock
 from mcp_input_sync._protocol.modern import PendingCall
+from mcp_input_sync._protocol.urls import UrlFacts
 from mcp_input_sync._runtime.watchdog import Watchdog
 from mcp_input_sync._stats import Stats
 from mcp_input_sync import _clock
@@ -369,7 +371,7 @@ def test_a_parallel_round_answers_every_request_on_worker_threads() -> None:
     answers = desk.answer_round(prepared, CallClock(_clock.monotonic(), 60.0, 600.0), None)
     assert answers == {key: {"action": "accept", "content": {"answer": key}} for key in "ab"}
     assert len(seen) == 2 and all(name.startswith("mcp-input-sync-input-") for name in seen)
-    for thread in list(desk.input_threads):
+    for thread in desk.worker_threads():
         thread.join(WAIT)
         assert not thread.is_alive()
 
@@ -393,7 +395,7 @@ def test_the_first_failure_of_a_parallel_round_cancels_the_others() -> None:
     with pytest.raises(mis.ClientError) as info:
         desk.answer_round(prepared, CallClock(_clock.monotonic(), 60.0, 600.0), None)
     assert (info.value.kind, info.value.code) == ("input_handler", -1)  # the failure, not the cancellation it caused
-    for thread in list(desk.input_threads):
+    for thread in desk.worker_threads():
         thread.join(WAIT)
 
 
@@ -412,4 +414,23 @@ def test_close_sets_the_tokens_of_callbacks_running_here() -> None:
     with pytest.raises(mis.ClientError) as info:
         desk.answer_round(prepared, CallClock(_clock.monotonic(), 60.0, 600.0), None)
     assert info.value.kind == "closed"
-    assert not desk.live_tokens
+    assert desk.live_callbacks() == 0
+
+
+def test_the_public_factory_builds_what_the_keywords_build() -> None:
+    facts = {"pin": {"sensitive_suspected": True}}
+    url = UrlFacts(url="https://pay.example/x", host="pay.example", port=443, idn=False, origin_mismatch=True)
+    token = CancelToken()
+    made = mis.InputContext.for_request("c", "s", "modern", {"a": 1}, 7, "url", url, facts, token)
+    kept = mis.InputContext(
+        client="c", server_id="s", era="modern", assigns={"a": 1}, related_request_id=7, mode="url", url=url.url,
+        host="pay.example", idn=False, origin_mismatch=True, server_origin=None, fields=facts, token=token,
+    )
+    names = ("client", "server_id", "era", "assigns", "related_request_id", "mode", "url", "host", "idn", "origin_mismatch", "server_origin", "fields")
+    assert [getattr(made, n) for n in names] == [getattr(kept, n) for n in names]
+    assert made.fields is not None and made.fields is not facts  # each request's own copy: a callback may change it
+    made.fields["pin"]["sensitive_suspected"] = False
+    assert facts["pin"]["sensitive_suspected"] is True
+    token.cancel("closed")
+    assert made.cancelled and kept.cancelled
+    assert not mis.InputContext.for_request("c", "s", None, None, None, None, None, None, None).cancelled

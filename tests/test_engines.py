@@ -308,7 +308,7 @@ def modern_engine(
 
 
 def join_input_threads(desk: InputDesk) -> None:
-    for thread in list(desk.input_threads):
+    for thread in desk.worker_threads():
         thread.join(WAIT)
         assert not thread.is_alive()
 

@@ -126,3 +126,40 @@ def test_http_threads_quick_runs_the_library_beside_the_sdk_on_one_shared_client
     rows = json.loads(out.read_text())["rows"]
     assert {r["client"] for r in rows} == {"lib", "lib10", "sdk"} and all(r["ok_runs"] == r["runs"] == 1 for r in rows)
     assert all(r["pool_warnings"] == 0 and r["conns"] >= 1 for r in rows)
+
+
+def test_calls_counts_calls_per_round_trip_for_both_eras(tmp_path: Path) -> None:
+    # small N; the counts are only checked for shape (whole, positive), never against a target
+    out = tmp_path / "calls.json"
+    argv = [sys.executable, str(BENCH / "calls.py"), "--rounds", "3,8", "--functions", "--json", str(out)]
+    done = subprocess.run(argv, check=False, capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-1000:]
+    assert "legacy (2025-11-25)" in done.stdout and "modern (2026-07-28)" in done.stdout
+    assert done.stdout.count("by module (library frames") == 2
+    data = json.loads(out.read_text())
+    assert data["rounds"] == [3, 8] and [era["era"] for era in data["eras"]] == ["legacy", "modern"]
+    for era in data["eras"]:
+        for key in ("python", "c", "library", "modules", "module_to_module"):
+            assert isinstance(era[key], int) and era[key] > 0, (era["era"], key, era[key])
+        assert era["library"] <= era["python"]
+        threads = era["threads"]
+        assert threads["reader"]["python"] + threads["caller"]["python"] == era["python"]
+        assert threads["reader"]["c"] + threads["caller"]["c"] == era["c"]
+        rows = era["by_module"]
+        assert rows and all(r["module"].startswith("mcp_input_sync") and isinstance(r["calls"], int) for r in rows)
+        assert [r["calls"] for r in rows] == sorted((r["calls"] for r in rows), reverse=True)
+        assert sum(r["calls"] for r in rows) == era["library"] == sum(era["layers"].values())
+
+
+def test_calls_keeps_each_functions_whole_calls_and_sets_the_timed_fraction_apart() -> None:
+    sys.path.insert(0, str(BENCH))
+    try:
+        import calls
+    finally:
+        sys.path.remove(str(BENCH))
+    # 400 rounds: a function called twice a round, a timer that ticked 13 times, set-up that cancels out
+    low = {"twice": 10, "tick": 2, "setup": 7}
+    high = {"twice": 810, "tick": 15, "setup": 7}
+    whole, rest = calls.per_round(low, high, 400)
+    assert whole == {"twice": 2}
+    assert set(rest) == {"tick"} and abs(rest["tick"] - 13 / 400) < 1e-12

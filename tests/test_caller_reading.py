@@ -4,20 +4,25 @@ After an ``input_required`` answer to a retry, the caller will send again and
 wait at once, so the reader lets it read its next answer itself: one thread
 switch less a round. The reading must come back to the reader thread whenever
 the caller does not read: a slow callback, a cancelled call, a server that
-ends, a close (docs/threads-and-time.md#threads).
+ends, a close (docs/threads-and-time.md#threads). The tests watch the
+transport's reading seat from outside (``transport.seat``: its state and how
+many times the caller began to read); the seat's transitions alone are
+tests/test_reading_seat.py.
 """
 
 from __future__ import annotations
 
+import select
 import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Optional
 
 import pytest
 
 import mcp_input_sync as mis
+from mcp_input_sync.transports.base import OnClose, OnMessage
 from mcp_input_sync.transports.stdio import StdioTransport
 
 WAIT = 10.0
@@ -81,8 +86,8 @@ def server(tmp_path: Path) -> Path:
     return script
 
 
-def open_with(server: Path, handler: mis.InputHandler) -> tuple[mis.Client, StdioTransport]:
-    transport = StdioTransport([sys.executable, str(server)])
+def open_with(server: Path, handler: mis.InputHandler, transport: Optional[StdioTransport] = None) -> tuple[mis.Client, StdioTransport]:
+    transport = transport or StdioTransport([sys.executable, str(server)])
     client = mis.Client(transport, handler=handler, protocol="modern", timeout=WAIT, max_rounds=100, input_rate_limit=(1000, 1000))
     client.open()
     return client, transport
@@ -95,9 +100,9 @@ def open_client(server: Path, handler: mis.InputHandler) -> mis.Client:
 def reading_back(transport: StdioTransport) -> bool:
     """Bounded: True once the reading is with the reader thread again."""
     deadline = time.monotonic() + WAIT
-    while transport._holder and time.monotonic() < deadline:
+    while transport.seat.state != "READER" and time.monotonic() < deadline:
         threading.Event().wait(0.005)
-    return transport._holder == 0
+    return transport.seat.state == "READER" and transport.seat.holder == 0
 
 
 @pytest.fixture
@@ -115,7 +120,7 @@ def test_the_rounds_after_the_first_retry_are_read_by_the_caller(server: Path, n
     with client:
         assert client.call_tool("rounds", {"n": 40})["content"][0]["text"] == "40"
         # the first answer and the one to the first retry come through the reader; the rest the caller read
-        assert transport._holder_reads >= 38
+        assert transport.seat.caller_reads >= 38
         assert reading_back(transport)  # given back as the call ended
         assert client.call_tool("rounds", {"n": 1})["content"][0]["text"] == "1"  # the reader reads again
         assert client.call_tool("rounds", {"n": 5})["content"][0]["text"] == "5"
@@ -186,7 +191,7 @@ def test_only_the_thread_offered_the_reading_reads() -> None:
     transport = StdioTransport([sys.executable, "-c", "pass"])
     assert transport.read_here(lambda: False, 0.0) is False  # nothing was offered
     transport.release_reading()  # nothing held: nothing happens
-    assert transport._holder == 0
+    assert transport.seat.state == "READER" and transport.seat.holder == 0
 
 
 def test_rounds_of_two_threads_at_once_each_get_their_own_answers(server: Path, no_leaks: None) -> None:
@@ -218,41 +223,61 @@ class Interrupting:
         return False
 
 
-def test_ctrl_c_while_the_caller_waits_for_the_server_leaves_the_connection_whole(server: Path, no_leaks: None) -> None:
-    client, transport = open_with(server, Answers())
+def test_ctrl_c_while_the_caller_waits_for_the_server_leaves_the_connection_whole(
+    server: Path, no_leaks: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    caller = threading.get_ident()
+    stand_in = Interrupting(lambda: threading.get_ident() == caller)
+    real_poll = select.poll
+
+    class Poll:
+        """``select.poll`` as the transport's seat gets it: its first wait on the calling thread is cut by a Ctrl-C."""
+
+        def __init__(self) -> None:
+            self.real = real_poll()
+
+        def register(self, fd: int, mask: int) -> None:
+            self.real.register(fd, mask)
+
+        def poll(self, timeout: float) -> Any:
+            if stand_in.hit():
+                raise KeyboardInterrupt
+            return self.real.poll(timeout)
+
+    with monkeypatch.context() as patch:  # only while the client opens: the seat makes its polls then
+        patch.setattr(select, "poll", Poll)
+        client, transport = open_with(server, Answers())
     with client:
-        poller = transport._poller
-        stand_in = Interrupting(lambda *args: True)
-
-        class Poll:
-            def poll(self, timeout: float) -> Any:
-                if stand_in.hit():
-                    raise KeyboardInterrupt
-                return poller.poll(timeout)  # type: ignore[union-attr]
-
-        transport._poller = Poll()  # type: ignore[assignment]
         with pytest.raises(KeyboardInterrupt):
             client.call_tool("rounds", {"n": 4})
         assert stand_in.fired and reading_back(transport)
         assert client.call_tool("rounds", {"n": 4})["content"][0]["text"] == "4"  # nothing was cut
 
 
-def test_ctrl_c_while_the_caller_handles_a_message_ends_the_connection(server: Path, no_leaks: None) -> None:
-    client, transport = open_with(server, Answers())
-    with client:
-        on_message = transport._on_message
-        assert on_message is not None
-        stand_in = Interrupting(lambda line: b"round 3" in line)
+class CutsRoundThree(StdioTransport):
+    """Its ``on_message`` raises KeyboardInterrupt (as Ctrl-C would) in the middle of round 3's question, on the caller."""
 
+    def __init__(self, command: list[str]) -> None:
+        super().__init__(command)
+        caller = threading.get_ident()
+        self.stand_in = Interrupting(lambda line: b"round 3" in line and threading.get_ident() == caller)
+
+    def start(self, on_message: OnMessage, on_close: OnClose) -> None:
         def handle(line: bytes, stream: Any = None) -> None:
-            if stand_in.hit(line):
+            if self.stand_in.hit(line):
                 raise KeyboardInterrupt  # as if in the middle of it: the message may be half handled
             on_message(line)
 
-        transport._on_message = handle
+        super().start(handle, on_close)
+
+
+def test_ctrl_c_while_the_caller_handles_a_message_ends_the_connection(server: Path, no_leaks: None) -> None:
+    transport = CutsRoundThree([sys.executable, str(server)])
+    client, _ = open_with(server, Answers(), transport)
+    with client:
         with pytest.raises(KeyboardInterrupt):
             client.call_tool("rounds", {"n": 6})
-        assert stand_in.fired
+        assert transport.stand_in.fired
         # never read on from the middle of a message: the connection ended, and says why
         with pytest.raises(mis.ClientError) as info:
             client.call_tool("rounds", {"n": 1})
@@ -289,4 +314,4 @@ def test_a_callback_that_calls_its_client_while_the_caller_holds_the_reading_get
         assert client.call_tool("rounds", {"n": 4})["content"][0]["text"] == "4"
         assert handler.outcomes == ["ok"] * 4
         assert client.call_tool("rounds", {"n": 40})["content"][0]["text"] == "40"
-        assert transport._holder_reads >= 38  # the caller still reads its own rounds
+        assert transport.seat.caller_reads >= 38  # the caller still reads its own rounds

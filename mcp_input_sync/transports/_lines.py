@@ -2,8 +2,9 @@
 
 Kept apart from the transport's process and writing work; the state lives
 in one object so that whichever thread reads now (the reader, a relieved
-reader, a caller the reading was handed to) goes on from the very byte the
-last one stopped at.
+reader, a caller the reading was handed to: the transport's reading seat,
+``_seat.py``, says which) goes on from the very byte the last one stopped
+at. Its fields are written only by its own methods.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ class Lines:
     with its first bytes; memory stays bounded by the limit.
     """
 
-    __slots__ = ("read", "limit", "before_wait", "buf", "pos", "end", "parts", "size", "head", "reader")
+    __slots__ = ("read", "limit", "before_wait", "buf", "pos", "end", "parts", "size", "head")
 
     def __init__(self, read: Callable[[int], Optional[bytes]], limit: int, before_wait: Callable[[], None]) -> None:
         self.read = read
@@ -41,8 +42,6 @@ class Lines:
         self.size = 0
         #: Dropping a line over the limit: its first bytes (None: not dropping).
         self.head: Optional[bytes] = None
-        #: The ident of the thread that reads now.
-        self.reader = 0
 
     def take(self) -> Optional[bytes]:
         """The next message that is not blank, or None at the end of the stream."""
@@ -51,10 +50,23 @@ class Lines:
             if line is not None:
                 return line
             self.before_wait()
-            data = self.read(self.read_size())
+            data = self.read(self.read_size())  # not fill(): one call less a read on the reader's path
             if not data:
                 return self._at_end()
             self.buf, self.end = data, len(data)
+
+    def fill(self) -> bool:
+        """Read once more (a caller that polled first: this does not wait); False at the end of the stream.
+
+        Only once :meth:`in_hand` returned None (nothing left in hand). The
+        end itself is left to :meth:`take`, which the reader thread calls
+        again and which hands on a last line without its newline.
+        """
+        data = self.read(65536 if self.size < 65536 else min(self.size, 1 << 20))  # read_size(), one call less
+        if not data:
+            return False
+        self.buf, self.end = data, len(data)
+        return True
 
     def in_hand(self) -> Optional[bytes]:
         """The next message that is not blank among the bytes read already; None when a read is needed."""

@@ -35,6 +35,7 @@ from ._command import DEFAULT_ENV_VARS as DEFAULT_ENV_VARS  # re-exported: the d
 from ._command import server_environment as server_environment
 from ._command import server_name as server_name
 from ._lines import Lines, cut_lines
+from ._seat import READER, ReadingSeat
 from .base import ANSWER, OnClose, OnMessage, Outgoing, Setup, Transport, TransportClosed
 
 log = logging.getLogger("mcp_input_sync")
@@ -52,9 +53,7 @@ STDERR_TAIL_LINE_CHARS = 1024
 _CUT = " [cut]"
 #: Real seconds the reader waits, once the server's stdout ends, for it to exit and its stderr to end.
 SETTLE_SECONDS = 1.0
-#: Reading handed to a caller (:meth:`StdioTransport.read_here`): how often the parked reader
-#: looks whether the caller still reads, and the longest wait of the caller in one poll.
-PARK_LOOK = 0.02
+#: Reading handed to a caller (:meth:`StdioTransport.read_here`): the longest wait of the caller in one poll.
 POLL_SLICE = 0.05
 
 class StdioTransport(Transport):
@@ -64,7 +63,8 @@ class StdioTransport(Transport):
     ``inherit_env``; ``cwd`` is its working folder (default: this process's).
     One reader thread delivers every message, in order; ``info`` is not
     needed. Answers can be held back (:meth:`send_later`) and the server
-    restarted (:meth:`restart`).
+    restarted (:meth:`restart`). Who reads the server's stdout now (the
+    reader thread, or a caller reading its own rounds) is :attr:`seat`.
     """
 
     holds_answers = True
@@ -95,8 +95,6 @@ class StdioTransport(Transport):
         self._threads: list[threading.Thread] = []
         self._callbacks: Optional[tuple[OnMessage, OnClose]] = None
         self._generation = 0
-        #: Which reader reads now: :meth:`relieve` moves it on, and an older reader stops.
-        self._ticket = 0
         self._read: Optional[Callable[[int], None]] = None
         #: The server's stdout cut into lines (None before the start).
         self._lines: Optional[Lines] = None
@@ -112,19 +110,11 @@ class StdioTransport(Transport):
         self._tail: deque[str] = deque()
         self._tail_chars = 0
         self._tail_lock = threading.Lock()
-        #: The reading handed to a caller (:meth:`offer_reading`): its thread's ident, 0 while
-        #: the reader thread reads; whether it is reading now, and how many times it began to.
-        self._holder = 0
-        #: The ident of the thread inside read_here (0: none), and how many times one began to read.
-        self._busy = 0
-        self._holder_reads = 0
+        #: Who reads the server's stdout now (:class:`~mcp_input_sync.transports._seat.ReadingSeat`):
+        #: read-only; a fresh seat per start of the server, and one that holds nothing before.
+        self.seat = ReadingSeat()
         #: Why the connection was ended from a caller's thread (a Ctrl-C cut a message), or None.
         self._cut_why: Optional[str] = None
-        self._role_lock = threading.Lock()
-        #: Set when the reading comes back to a parked reader (or the transport closes).
-        self._resume = threading.Event()
-        self._poller: Optional["select.poll"] = None
-        self._park_poller: Optional["select.poll"] = None
         self._on_message: Optional[OnMessage] = None
 
     @property
@@ -240,19 +230,13 @@ class StdioTransport(Transport):
         assert stdout is not None and stderr is not None
 
         lines = self._lines = Lines(cast(io.BufferedReader, stdout).raw.read, self.max_message, self._write_held)
-        self._holder = 0
-        self._busy = 0
+        seat = self.seat = ReadingSeat(lines, stdout.fileno())
         self._cut_why = None
-        self._resume = threading.Event()
-        # one poll object per side: one may not be polled from two threads at once
-        self._poller, self._park_poller = select.poll(), select.poll()
-        self._poller.register(stdout.fileno(), select.POLLIN)
-        self._park_poller.register(stdout.fileno(), select.POLLIN)
         self._on_message = on_message
 
         def read_stdout(ticket: int) -> None:
             error: Optional[BaseException] = None
-            me = lines.reader = threading.get_ident()
+            seat.reader_begins(ticket)
             try:
                 take = lines.take
                 while True:
@@ -260,17 +244,18 @@ class StdioTransport(Transport):
                     if line is None:
                         break
                     on_message(line)
-                    if self._ticket != ticket:  # relieved while in on_message: a new reader reads on
+                    if seat.ticket != ticket:  # relieved while in on_message: a new reader reads on
                         return
-                    if self._holder:  # a caller reads now (offer_reading): wait until it is done
-                        if not self._park():
+                    if seat.state is not READER:  # offered to a caller (offer_reading): wait until it is back
+                        if not seat.park(ticket):
                             break
-                        lines.reader = me
+                        if seat.ticket != ticket:  # relieved while the reading came back
+                            return
             except (OSError, ValueError) as exc:  # ValueError: read on a closed file
                 error = exc
             if self._cut_why is not None and error is None:
                 error = TransportClosed(self._cut_why)
-            if self._ticket != ticket:
+            if seat.ticket != ticket:
                 return
             if not self._closing and generation == self._generation:
                 self._settle(proc, stderr_reader, generation)  # so the client can quote the server's last words
@@ -297,26 +282,22 @@ class StdioTransport(Transport):
 
         stderr_reader = start_thread("stderr", read_stderr)
         self._read = read_stdout
-        self._threads = [start_thread("reader", partial(read_stdout, self._ticket)), stderr_reader]
+        self._threads = [start_thread("reader", partial(read_stdout, seat.ticket)), stderr_reader]
 
     def relieve(self) -> None:
         """A new reader thread reads on; the busy one stops once its ``on_message`` returns.
 
         When a caller holds the reading (:meth:`read_here`), it goes back to the
-        parked reader thread instead, and the caller stops reading.
+        parked reader thread instead, and the caller stops reading
+        (:meth:`ReadingSeat.take_back`).
         """
-        if self._holder:
-            with self._role_lock:
-                if self._holder:
-                    self._holder = 0
-                    self._resume.set()
-                    return
         read = self._read
         if read is None or self._closing or len(self._threads) != 2:
             return
-        self._ticket += 1
-        self._threads[0] = start_thread("reader", partial(read, self._ticket))
-        self._write_held()  # what the busy reader held back must not wait for it
+        ticket = self.seat.take_back()
+        if ticket:
+            self._threads[0] = start_thread("reader", partial(read, ticket))
+            self._write_held()  # what the busy reader held back must not wait for it
 
     # ------------------------------------------------------------------ reading on the caller's thread
 
@@ -327,62 +308,12 @@ class StdioTransport(Transport):
         again and wait at once (a 2026-07-28 ``input_required`` round): that
         caller then reads its next response itself (:meth:`read_here`)
         instead of being woken for it by this thread, one thread switch less
-        a round. This thread waits (:meth:`_park`) once ``on_message``
-        returns, and reads on when the reading is given back, or as soon as
-        the server writes while the caller is not reading (it runs a
-        callback, or its call ended).
+        a round. This thread waits (:meth:`ReadingSeat.park`) once
+        ``on_message`` returns, and reads on when the reading is given back,
+        or as soon as the server writes while the caller is not reading (it
+        runs a callback, or its call ended).
         """
-        lines = self._lines
-        me = threading.get_ident()
-        if self._holder or lines is None or lines.reader != me or ident == me or self._closing:
-            return  # only the reader thread itself hands the reading, to another thread
-        with self._role_lock:
-            if not self._holder:
-                self._holder = ident
-                self._resume.clear()  # a give-back before this offer must not end the next park
-
-    def _park(self) -> bool:
-        """Reader thread: a caller holds the reading; wait until it comes back. False: closing.
-
-        While the caller reads, this thread waits on ``_resume``, in looks of
-        ``PARK_LOOK``. While it does not, this thread waits for the server
-        instead, and takes the reading back as soon as anything arrives (an
-        answer to another thread, a notification, the end), so nothing the
-        server sends waits for the caller's callback. A caller that has not
-        come back to read between two looks loses the reading too.
-        """
-        resume, poller, lines = self._resume, self._park_poller, self._lines
-        assert poller is not None and lines is not None
-        seen = -1
-        while True:
-            with self._role_lock:
-                if self._closing:
-                    return False
-                busy = self._busy
-                if not self._holder or (not busy and (self._holder_reads == seen or lines.pos < lines.end)):
-                    return self._take_back_locked()
-                seen = self._holder_reads
-            if busy:
-                resume.wait(PARK_LOOK)
-            elif poller.poll(PARK_LOOK * 1000.0):  # the server wrote while the caller does not read
-                with self._role_lock:
-                    if self._closing:
-                        return False
-                    if not self._busy:
-                        return self._take_back_locked()
-                resume.wait(PARK_LOOK)  # the caller came back and reads it
-
-    def _about_to_read(self) -> None:
-        me = threading.get_ident()
-        if self._holder == me:
-            with self._role_lock:
-                if self._holder == me:
-                    self._busy = me
-
-    def _take_back_locked(self) -> bool:
-        self._holder = 0
-        self._resume.clear()
-        return True
+        self.seat.offer(ident)
 
     def read_here(self, done: Callable[[], bool], seconds: float, cancel: Optional[threading.Event] = None) -> bool:
         """Caller thread: read and handle the server's messages here until ``done()``.
@@ -401,17 +332,12 @@ class StdioTransport(Transport):
         to read on from the middle of a message. One during the wait for the
         server is harmless and only passes through.
         """
-        me = threading.get_ident()
-        if self._holder != me:
+        seat = self.seat
+        me = seat.begin_reading()
+        if not me:
             return False
-        lines, on_message, poller = self._lines, self._on_message, self._poller
-        assert lines is not None and on_message is not None and poller is not None
-        with self._role_lock:
-            if self._holder != me or self._closing:
-                return False
-            self._busy = me
-            self._holder_reads += 1
-        lines.reader = me
+        lines, on_message, poll = self._lines, self._on_message, seat.caller_poll
+        assert lines is not None and on_message is not None and poll is not None
         kept = False
         cutting = False  # True while a message is read or handled: a Ctrl-C then may cut it
         try:
@@ -420,23 +346,22 @@ class StdioTransport(Transport):
             deadline = time.monotonic() + seconds
             budget = RealBudget(seconds)
             while not done():
-                if self._holder != me:  # taken back (relieve)
+                if seat.holder != me:  # taken back (relieve), given back (a callback's own request), closed
                     return False
                 cutting = True
                 line = lines.in_hand()
                 if line is None:
                     cutting = False
-                    self._write_held()
+                    if self._pending:  # tested here: no call a round when nothing was held back
+                        self._write_held()
                     wait = budget.take(POLL_SLICE)
                     if wait <= 0 or time.monotonic() >= deadline or self._closing or (cancel is not None and cancel.is_set()):
                         return False
-                    if not poller.poll(wait * 1000.0):
+                    if not poll(wait * 1000.0):
                         continue
                     cutting = True
-                    data = lines.read(lines.read_size())
-                    if not data:  # the end: the reader thread reads it again and ends the connection
+                    if not lines.fill():  # the end: the reader thread reads it again and ends the connection
                         return False
-                    lines.buf, lines.end = data, len(data)
                     cutting = False
                     continue
                 on_message(line)
@@ -450,12 +375,7 @@ class StdioTransport(Transport):
                 self._cut("interrupted (Ctrl-C) while a message of the server was read")
             raise
         finally:
-            with self._role_lock:
-                if self._busy == me:
-                    self._busy = 0
-                if not kept and self._holder == me:
-                    self._holder = 0
-                    self._resume.set()
+            seat.end_reading(kept)
 
     def _cut(self, why: str) -> None:
         """A message may have been cut in two: end the connection; the reader tells the client ``why``."""
@@ -464,13 +384,7 @@ class StdioTransport(Transport):
 
     def release_reading(self) -> None:
         """Caller thread: its call has ended; the reading, if it holds it, goes back to the reader thread."""
-        me = threading.get_ident()
-        if self._holder == me:
-            with self._role_lock:
-                if self._holder == me:
-                    self._busy = 0
-                    self._holder = 0
-                    self._resume.set()
+        self.seat.give_back()
 
     def send_later(self, data: bytes) -> bool:
         """Hold ``data`` back to be written with the next write (or :meth:`flush`).
@@ -545,13 +459,14 @@ class StdioTransport(Transport):
         a task's ``tasks/get``: ``info.reads_answer`` False) gives the reading
         back first, since nobody would read that request's answer.
         """
-        if self._holder and info.request_id is not None:
+        seat = self.seat
+        if seat.holder and info.request_id is not None:
             if info.reads_answer:
-                self._about_to_read()
+                seat.about_to_read()
             else:
-                self.release_reading()
+                seat.give_back()
         lines = self._lines
-        if info is ANSWER and lines is not None and lines.pos < lines.end and lines.reader == threading.get_ident():
+        if info is ANSWER and lines is not None and lines.pos < lines.end and seat.reader == threading.get_ident():
             if self._stdin_fd is None or self._closing:
                 raise TransportClosed("stdio transport is closed")
             with self._write_lock:
@@ -634,7 +549,7 @@ class StdioTransport(Transport):
 
     def _stop(self, budget: RealBudget) -> None:
         self._closing = True
-        self._resume.set()  # a reader parked for a caller ends
+        self.seat.close()  # a reader parked for a caller ends, a reading caller stops
         proc = self.process
         if proc is not None:
             # a writer stuck on a full pipe holds the lock: then skip to terminate and kill

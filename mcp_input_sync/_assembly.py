@@ -8,11 +8,12 @@ gets what it needs when it is built; no part sets another's fields.
 2. :func:`start_runtime` (``open``): the watchdog, the handler pool and the
    pump's thread, the input desk, and the legacy engine, which hears the
    server until the handshake decides; last, the transport is configured
-   (its ``Setup``, with the desk's deadline sweep), before it starts.
+   (its ``Setup``, with the runtime's deadline sweep), before it starts.
 3. :func:`connect` (``open``, the transport running): the handshake returns
    what it negotiated before anything more is sent; then the engine of that
-   era is built (or, legacy, started, with a 2026-07-28 engine beside it over
-   HTTP) and hears the server.
+   era is built (or, legacy, started) and hears the server; over HTTP, when
+   eras may mix per tool, the client gets an era router above the legacy
+   engine and a 2026-07-28 engine beside it.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from typing import Any, Callable
 
 from ._calls import CallTable
 from ._engines.base import EraEngine
-from ._engines.legacy import Beside, LegacyEngine
+from ._engines.legacy import LegacyEngine
 from ._engines.modern import ModernEngine
+from ._engines.router import EraRouter
 from ._era import ClientEra, EraCache
 from ._handshake import Handshake, Negotiated
 from ._input import InputDesk
@@ -32,6 +34,7 @@ from ._port import Port
 from ._protocol import eras
 from ._protocol.record import Record
 from ._runtime import RealBudget
+from ._runtime.deadlines import DeadlineSweep
 from ._runtime.notify import NotificationPump
 from ._runtime.watchdog import Watchdog
 from ._runtime.relay import Relay
@@ -56,13 +59,15 @@ class Core(Record):
 
 
 class Runtime(Record):
-    """The parts an opening client adds: threads, the input desk and the legacy engine."""
+    """The parts an opening client adds: threads, the deadline sweep, the input desk and the legacy engine."""
 
-    __slots__ = ("watchdog", "pool", "desk", "legacy")
+    __slots__ = ("watchdog", "pool", "sweep", "desk", "legacy")
 
-    def __init__(self, watchdog: Watchdog, pool: HandlerPool, desk: InputDesk, legacy: LegacyEngine) -> None:
+    def __init__(self, watchdog: Watchdog, pool: HandlerPool, sweep: DeadlineSweep, desk: InputDesk, legacy: LegacyEngine) -> None:
         self.watchdog = watchdog
         self.pool = pool
+        #: The one deadline sweep: callbacks on callers' threads (desk), handler_timeout (legacy), HTTP aborts.
+        self.sweep = sweep
         self.desk = desk
         self.legacy = legacy
 
@@ -96,20 +101,23 @@ def start_runtime(core: Core, port: Port, opts: Options, name: str, server_id: s
         relay = None if port.relieve is None else Relay(port.relieve, partial(watchdog.watch_fast, wake=False))
         pool = HandlerPool(opts.max_server_requests, nudge=nudge, relay=relay)
         core.pump.start()
+        # the runtime's, not a part's: the desk, the legacy engine and the transport's aborts share one check
+        sweep = DeadlineSweep(watchdog.watch)
         desk = InputDesk(
             handler=opts.handler, options=opts, stats=core.stats, client_name=name, server_id=server_id,
-            watchdog=watchdog, era=core.era,
+            watchdog=watchdog, sweep=sweep, era=core.era,
         )
         legacy = LegacyEngine(
-            session=core.session, desk=desk, port=port, options=opts, router=core.router, pool=pool, watchdog=watchdog
+            session=core.session, desk=desk, port=port, options=opts, router=core.router, pool=pool, watchdog=watchdog,
+            sweep=sweep,
         )
-        # told before start: HTTP aborts a request it posts on the caller's thread through the desk's sweep
-        port.configure(server_id, opts.limits, core.session.on_lost, desk.sweep.track)
+        # told before start: HTTP aborts a request it posts on the caller's thread through the sweep
+        port.configure(server_id, opts.limits, core.session.on_lost, sweep.track)
     except BaseException:
         watchdog.stop(RealBudget(1.0))
         raise
     core.session.serve(legacy, relay)
-    return Runtime(watchdog, pool, desk, legacy)
+    return Runtime(watchdog, pool, sweep, desk, legacy)
 
 
 def connect(
@@ -154,9 +162,9 @@ def _start_engine(
     legacy = runtime.legacy
     core.era.decide(eras.LEGACY)
     session.serve(legacy, runtime.pool.relay)  # as before the decision (a re-probe may follow a modern guess)
-    beside = None
-    if handshake.mixes_eras:  # HTTP: 2026-07-28 calls beside the session
-        engine = ModernEngine(session=session, desk=desk, port=port, options=opts, router=router, stamp=handshake.stamp)
-        beside = Beside(engine, port.era_key() or "", era_cache)
-    legacy.started(negotiated.version, negotiated.server_capabilities, beside)
-    return legacy, negotiated
+    engine: EraEngine = legacy  # one era: the client holds the engine itself, and a call passes through nothing more
+    if handshake.mixes_eras:  # HTTP: 2026-07-28 calls beside the session, picked by tool (docs/modern.md#which-era)
+        modern = ModernEngine(session=session, desk=desk, port=port, options=opts, router=router, stamp=handshake.stamp)
+        engine = EraRouter(legacy, modern, port.era_key() or "", era_cache)
+    engine.started(negotiated.version, negotiated.server_capabilities)
+    return engine, negotiated

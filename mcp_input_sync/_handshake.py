@@ -216,12 +216,12 @@ class Handshake:
         caps = self.capabilities(offered)
         self._configure(offered, caps)
         done = threading.Event()
-        init = session.start("initialize", eras.initialize_params(offered, caps, self.client_info), is_call=False, clock=self._clock(), done=done)
+        init = session.start("initialize", eras.initialize_params(offered, caps, self.client_info), is_call=False, clock=self._clock(), done=done, bounded=False)
         wait = max(0.0, min(self.options.discover_timeout, self._left()))
         if session.wait_any(done, wait, [init]) or self._left() <= 0:
             return self._finish(init, offered, None, caps, switch=True, then_probe=True)
         self._tried.append(f"initialize (no answer in {wait:g} s)")
-        probe = session.start("server/discover", None, is_call=False, clock=self._clock(), done=done, stamp=self.stamp)
+        probe = session.start("server/discover", None, is_call=False, clock=self._clock(), done=done, bounded=False, stamp=self.stamp)
         if not session.wait_any(done, max(0.0, self._left()), [init, probe]):
             session.calls.forget(init)
             session.calls.forget(probe)
@@ -289,7 +289,7 @@ class Handshake:
         # starts slowly, FastMCP under load say, is not a server that cannot answer)
         wait = max(0.0, self._left() if forced else min(self.options.discover_timeout, self._left()))
         try:
-            probe = session.start("server/discover", None, is_call=False, clock=self._clock(wait), done=done, stamp=self.stamp)
+            probe = session.start("server/discover", None, is_call=False, clock=self._clock(wait), done=done, bounded=False, stamp=self.stamp)
         except ClientError as exc:
             cause = exc.__cause__
             status = cause.status if isinstance(cause, HttpStatusError) else None  # HTTP: a status without a JSON-RPC answer
@@ -311,7 +311,7 @@ class Handshake:
         caps = self.capabilities(offered)
         self._configure(offered, caps)
         init = session.start(
-            "initialize", eras.initialize_params(offered, caps, self.client_info), is_call=False, clock=self._clock(), done=done
+            "initialize", eras.initialize_params(offered, caps, self.client_info), is_call=False, clock=self._clock(), done=done, bounded=False
         )
         # half of what is left at most, so that a restart still has time
         if session.wait_any(done, max(0.0, self._left() / 2), [probe, init]):
@@ -376,7 +376,7 @@ class Handshake:
         caps = self.capabilities(offered)
         self._configure(offered, caps)
         params = eras.initialize_params(offered, caps, self.client_info)
-        call = self.session.start("initialize", params, is_call=False, clock=self._clock())
+        call = self.session.start("initialize", params, is_call=False, clock=self._clock(), bounded=False)
         return self._finish(call, offered, forced, caps, switch, then_probe)
 
     def _finish(

@@ -13,9 +13,9 @@ is the one mapping of a refusal to the error raised.
 
 ``handler_timeout`` is read in one place, :meth:`InputDesk.timeout`. A
 callback on a caller's thread is run by the desk's part in ``_input_rounds.py``
-under the desk's own deadline sweep
-(:class:`~mcp_input_sync._runtime.deadlines.DeadlineSweep`); the legacy
-engine puts its server requests under its own. See
+under the runtime's deadline sweep
+(:class:`~mcp_input_sync._runtime.deadlines.DeadlineSweep`, built by
+``_assembly.py``), as the legacy engine's server requests are. See
 docs/architecture.md#the-input-desk.
 """
 
@@ -82,8 +82,10 @@ class InputDesk:
         client_name: str,
         server_id: str,
         watchdog: Watchdog,
+        sweep: DeadlineSweep,
         era: ClientEra,
     ) -> None:
+        """``sweep``: the runtime's deadline sweep, which the callbacks on callers' threads go under."""
         self.handler = handler
         self.options = options
         self.stats = stats
@@ -95,11 +97,9 @@ class InputDesk:
         #: The client's era (``ctx.era``): read here, decided elsewhere.
         self.era = era
         self._timeouts = options.handler_timeout
-        #: The deadlines of callbacks running on callers' threads (modern rounds, -32042 URL elicitations).
-        self.sweep = DeadlineSweep(watchdog.watch)
         here = CallerCallbacks(
             callback=self._callback, check_answer=self.check_answer, timeout=self.timeout, handler=handler,
-            options=options, stats=stats, sweep=self.sweep, watch=watchdog.watch,
+            options=options, stats=stats, sweep=sweep, watch=watchdog.watch,
         )
         # The part that runs callbacks on callers' threads owns their tokens and worker threads; its
         # methods are bound here, not wrapped, so a round's path takes no extra call through the desk.

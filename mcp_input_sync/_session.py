@@ -42,6 +42,8 @@ QUOTED_STDERR_LINES = 10
 
 #: Notifications that are part of a request's own handshake, for nobody else.
 _SILENT = frozenset({"notifications/subscriptions/acknowledged"})
+#: The notification that gives a call up (``Outgoing.bounded``, as a request is).
+_GIVE_UP = "notifications/cancelled"
 
 class Stamp(Protocol):
     """``stamp(params) -> params``: what every request carries besides its params (the modern ``_meta``)."""
@@ -207,7 +209,8 @@ class Session:
 
     def notify(self, method: str, params: Optional[JsonDict] = None) -> None:
         """Send a notification."""
-        self.send(jsonrpc.notification(method, params), Outgoing(method))
+        # the one that gives a call up is bounded: a server slow to take it must not hold who gave up
+        self.send(jsonrpc.notification(method, params), Outgoing(method, bounded=method == _GIVE_UP))
 
     def notify_quietly(self, method: str, params: Optional[JsonDict] = None) -> None:
         """:meth:`notify`, logging a failure instead of raising it."""
@@ -233,6 +236,7 @@ class Session:
         header_args: HeaderArgs = (),
         again: bool = False,
         waits: bool = False,
+        bounded: bool = True,
     ) -> Call:
         """Register and write one request (stamped); the caller waits for it with :meth:`result`.
 
@@ -246,7 +250,9 @@ class Session:
         waits for the answer at once, with no cancel event, so a transport
         that wants deadlines gets this one's (``Outgoing.deadline``) and may
         post it on this thread (HTTP); a request nobody waits for, or one
-        a cancel event may end, goes without.
+        a cancel event may end, goes without. ``bounded`` False: the
+        handshake's, which the sending thread posts itself, unbounded
+        (``Outgoing.bounded``).
         """
         request_id = next(self._ids)
         call = Call(request_id, method, is_call, self._default_assigns if assigns is None else assigns, clock, done)
@@ -268,7 +274,7 @@ class Session:
         if waits and self._deadlines:
             now = _clock.monotonic()
             deadline = now + clock.remaining(now)
-        info = Outgoing(method, request_id, version, routed_name(method, params), header_args, deadline, call.waiter != 0)
+        info = Outgoing(method, request_id, version, routed_name(method, params), header_args, deadline, call.waiter != 0, bounded)
         try:
             self.send(jsonrpc.request(request_id, method, params), info)
         except ClientError:

@@ -53,6 +53,7 @@ from mcp_input_sync._protocol import jsonrpc
 from mcp_input_sync._protocol.deadlines import CallClock
 from mcp_input_sync._runtime import RealBudget
 from mcp_input_sync._runtime.notify import NotificationPump
+from mcp_input_sync._runtime.deadlines import DeadlineSweep
 from mcp_input_sync._runtime.watchdog import Watchdog
 from mcp_input_sync._session import Session
 from mcp_input_sync._stats import Stats
@@ -311,8 +312,10 @@ class LegacyAtCapMachine(RuleBasedStateMachine):
         watch = Watch()
         era = ClientEra()
         era.decide("legacy")
+        sweep = DeadlineSweep(watch.watch)  # the runtime's: the desk's and the engine's, as a client shares it
         desk = InputDesk(
-            handler=Answers(), options=opts, stats=Stats(), client_name="bounds", server_id="srv", watchdog=cast(Watchdog, watch), era=era
+            handler=Answers(), options=opts, stats=Stats(), client_name="bounds", server_id="srv", watchdog=cast(Watchdog, watch),
+            sweep=sweep, era=era,
         )
         desk.configure("2025-11-25", {"elicitation": {"form": {}}}, None)
         self.engine = LegacyEngine(
@@ -323,6 +326,7 @@ class LegacyAtCapMachine(RuleBasedStateMachine):
             router=cast(Any, None),
             pool=cast(Any, self.pool),
             watchdog=cast(Watchdog, watch),
+            sweep=sweep,
         )
 
     @precondition(lambda self: self.engine is not None)
@@ -486,7 +490,10 @@ def desk_with(handler: mis.InputHandler, watch: Watch, **options: Any) -> InputD
     opts = Options.parse({"input_rate_limit": (float("inf"), 1), **options})
     era = ClientEra()
     era.decide("modern")
-    desk = InputDesk(handler=handler, options=opts, stats=Stats(), client_name="bounds", server_id="srv", watchdog=cast(Watchdog, watch), era=era)
+    desk = InputDesk(
+        handler=handler, options=opts, stats=Stats(), client_name="bounds", server_id="srv", watchdog=cast(Watchdog, watch),
+        sweep=DeadlineSweep(watch.watch), era=era,
+    )
     desk.configure("2026-07-28", {"elicitation": {"form": {}}}, None)
     return desk
 

@@ -24,6 +24,7 @@ from mcp_input_sync._protocol.checks import Prepared, Refusal
 from mcp_input_sync._protocol.deadlines import CallClock
 from mcp_input_sync._protocol.modern import PendingCall
 from mcp_input_sync._protocol.urls import UrlFacts
+from mcp_input_sync._runtime.deadlines import DeadlineSweep
 from mcp_input_sync._runtime.watchdog import Watchdog
 from mcp_input_sync._stats import Stats
 from mcp_input_sync import _clock
@@ -66,14 +67,19 @@ class Recorder(mis.InputHandler):
 
 
 def make_desk(
-    handler: Optional[mis.InputHandler] = None, caps: Optional[JsonDict] = None, version: str = "2025-11-25", **options: Any
+    handler: Optional[mis.InputHandler] = None, caps: Optional[JsonDict] = None, version: str = "2025-11-25",
+    sweep: Optional[DeadlineSweep] = None, **options: Any
 ) -> InputDesk:
-    """A desk as a client builds it, configured for ``version``; its watchdog never starts (sweeps are called by hand)."""
+    """A desk as a client builds it, configured for ``version``; its watchdog never starts (sweeps are called by hand).
+
+    ``sweep``: the runtime's deadline sweep the desk is handed (a test keeps it to look at it)."""
     opts = Options.parse({"input_rate_limit": (float("inf"), 1), **options})
     era = ClientEra()
     era.decide("legacy" if version < "2026" else "modern")
+    watchdog = Watchdog()
     desk = InputDesk(
-        handler=handler or Recorder(), options=opts, stats=Stats(), client_name="desk-test", server_id="srv", watchdog=Watchdog(), era=era
+        handler=handler or Recorder(), options=opts, stats=Stats(), client_name="desk-test", server_id="srv", watchdog=watchdog,
+        sweep=DeadlineSweep(watchdog.watch) if sweep is None else sweep, era=era,  # an empty sweep is falsy
     )
     desk.configure(version, EVERYTHING if caps is None else caps, "https://example.com")
     return desk
@@ -326,12 +332,13 @@ def test_what_the_handler_raises_reaches_the_engine() -> None:
 
 
 def test_a_callback_here_is_served_and_counted() -> None:
-    desk = make_desk(version="2026-07-28")
+    sweep = DeadlineSweep(Watchdog().watch)
+    desk = make_desk(version="2026-07-28", sweep=sweep)
     prepared = desk.check_round({"q": {"method": "elicitation/create", "params": FORM}})
     answers = desk.answer_round(prepared, CallClock(_clock.monotonic(), 60.0, 600.0), None)
     assert answers == {"q": {"action": "accept", "content": {"answer": "yes"}}}
     assert desk.stats.snapshot()["served"] == 1
-    assert len(desk.sweep) == 0  # its deadline was taken off the sweep
+    assert len(sweep) == 0  # its deadline was taken off the runtime's sweep
 
 
 def test_a_callback_here_past_its_handler_timeout_raises_timeout_and_its_answer_is_discarded() -> None:
@@ -342,11 +349,12 @@ def test_a_callback_here_past_its_handler_timeout_raises_timeout_and_its_answer_
             def handle_elicitation(self, params: JsonDict, ctx: mis.InputContext) -> JsonDict:
                 assert desk is not None
                 frozen.tick(5)
-                desk.sweep.sweep()  # what the watchdog does on its next wake
+                sweep.sweep()  # what the watchdog does on its next wake
                 assert ctx.cancelled
                 return {"action": "accept", "content": {"answer": "late"}}
 
-        desk = make_desk(Slow(), version="2026-07-28", handler_timeout=2.0)
+        sweep = DeadlineSweep(Watchdog().watch)
+        desk = make_desk(Slow(), version="2026-07-28", sweep=sweep, handler_timeout=2.0)
         prepared = desk.check_round({"q": {"method": "elicitation/create", "params": FORM}})
         with pytest.raises(mis.ClientError) as info:
             desk.answer_round(prepared, CallClock(_clock.monotonic(), 60.0, 600.0), None)

@@ -32,6 +32,7 @@ from mcp_input_sync._protocol import jsonrpc
 from mcp_input_sync._protocol.checks import Prepared, Refusal
 from mcp_input_sync._protocol.eras import MODERN_VERSION
 from mcp_input_sync._protocol.modern import META_CAPABILITIES, META_VERSION, MetaStamp, PendingCall
+from mcp_input_sync._runtime.deadlines import DeadlineSweep
 from mcp_input_sync._runtime.watchdog import Watchdog
 from mcp_input_sync._session import Session
 from mcp_input_sync._stats import Stats
@@ -298,7 +299,11 @@ def modern_engine(
     port.start(session.on_line, session.on_transport_closed)
     era = ClientEra()
     era.decide("modern")
-    desk = InputDesk(handler=handler, options=opts, stats=stats, client_name="unit", server_id="scripted", watchdog=Watchdog(), era=era)
+    watchdog = Watchdog()
+    desk = InputDesk(
+        handler=handler, options=opts, stats=stats, client_name="unit", server_id="scripted", watchdog=watchdog,
+        sweep=DeadlineSweep(watchdog.watch), era=era,
+    )
     desk.configure(MODERN, caps, None)
     stamp = MetaStamp(version, caps, {"name": "unit", "version": "0"}, lambda: None)
     router = cast(NotificationRouter, SimpleNamespace(has_subscribers=False))
@@ -546,7 +551,8 @@ def new_list() -> list[Any]:
 def legacy_engine(desk: FakeDesk, sent: list[Any], watch: Optional[Watch] = None, pool: Optional[InlinePool] = None) -> LegacyEngine:
     session = SimpleNamespace(calls=CallTable())
     port = SimpleNamespace(answer=lambda data: sent.append(jsonrpc.decode(data)), ties_by_stream=False, send_later=None, flush=None)
-    watchdog = SimpleNamespace(watch=watch or Watch(), watch_fast=lambda fn, wake=True: None)
+    watch = watch or Watch()
+    watchdog = SimpleNamespace(watch=watch, watch_fast=lambda fn, wake=True: None)
     return LegacyEngine(
         session=cast(Session, session),
         desk=cast(InputDesk, desk),
@@ -555,6 +561,7 @@ def legacy_engine(desk: FakeDesk, sent: list[Any], watch: Optional[Watch] = None
         router=cast(Any, None),
         pool=cast(Any, pool or InlinePool()),
         watchdog=cast(Watchdog, watchdog),
+        sweep=DeadlineSweep(watch),
     )
 
 

@@ -191,6 +191,11 @@ def test_rule_7_engines_never_import_the_client_transports_or_each_other(name: s
     assert other is None or other not in GRAPH[name]
 
 
+def test_rule_7_the_era_router_is_given_both_engines_and_the_legacy_engine_knows_no_other_era() -> None:
+    assert ours(P + "_engines.router", "_engines") == {P + "_engines.base"}  # it routes to engines it is handed
+    assert ours(P + "_engines.legacy", "_era") == set()  # what is learnt per tool is the router's (issue 33, item 5)
+
+
 def test_rule_8_the_handshake_knows_no_engine_or_client() -> None:
     assert ours(P + "_handshake", "_engines", "client") == set()
 

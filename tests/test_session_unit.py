@@ -57,7 +57,7 @@ from mcp_input_sync.transports.base import (
 JsonDict = dict[str, Any]
 #: The bound of every real-time wait in this file (none comes close when all is well).
 WAIT = 10.0
-CANCELLED = Outgoing("notifications/cancelled")
+CANCELLED = Outgoing("notifications/cancelled", bounded=True)
 
 
 # ---------------------------------------------------------------------------- the fakes

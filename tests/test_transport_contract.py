@@ -277,7 +277,7 @@ def silent(info: Outgoing) -> list[JsonDict]:
 TOLD = [
     pytest.param(
         lambda s: s.start("tools/call", {"name": "sql", "arguments": {"region": "eu"}}, is_call=True, clock=clock()),
-        Outgoing("tools/call", 1, None, "sql"),
+        Outgoing("tools/call", 1, None, "sql", bounded=True),
         id="a legacy call",
     ),
     pytest.param(lambda s: s.notify("notifications/roots/list_changed"), Outgoing("notifications/roots/list_changed"), id="a notification"),
@@ -287,27 +287,27 @@ TOLD = [
             "tools/call", {"name": "sql", "arguments": {"region": "eu"}}, is_call=True, clock=clock(), stamp=FixedStamp(V),
             header_args=(("Region", "eu"),),
         ),
-        Outgoing("tools/call", 1, V, "sql", (("Region", "eu"),)),
+        Outgoing("tools/call", 1, V, "sql", (("Region", "eu"),), bounded=True),
         id="a modern call with tool headers",
     ),
     pytest.param(
         lambda s: s.start("resources/read", {"uri": "file:///a"}, is_call=False, clock=clock(), stamp=FixedStamp(V)),
-        Outgoing("resources/read", 1, V, "file:///a"),
+        Outgoing("resources/read", 1, V, "file:///a", bounded=True),
         id="a modern resource read",
     ),
     pytest.param(
         lambda s: s.start("tasks/get", {"taskId": "t-1"}, is_call=False, clock=clock(), stamp=FixedStamp(V)),
-        Outgoing("tasks/get", 1, V, "t-1"),
+        Outgoing("tasks/get", 1, V, "t-1", bounded=True),
         id="a modern task poll",
     ),
     pytest.param(
-        lambda s: s.start("server/discover", None, is_call=False, clock=clock(), stamp=FixedStamp(V)),
+        lambda s: s.start("server/discover", None, is_call=False, clock=clock(), stamp=FixedStamp(V), bounded=False),
         Outgoing("server/discover", 1, V),
-        id="the probe",
+        id="the probe (the handshake's: not bounded)",
     ),
     pytest.param(
         lambda s: s.abandon(s.start("tools/list", None, is_call=False, clock=clock()), "timeout"),
-        Outgoing("notifications/cancelled"),
+        Outgoing("notifications/cancelled", bounded=True),
         id="the cancellation of an abandoned request",
     ),
 ]
@@ -427,14 +427,61 @@ def test_http_request_threads_is_a_named_choice(request_threads: bool, tiny: lis
     request = jsonrpc.encode(jsonrpc.request(3, "tools/call", {"name": "x"}))
     try:
         if request_threads:
-            transport.send(request, Outgoing("tools/call", 3, None, "x"))  # returns at once: the POST runs on its own thread
+            transport.send(request, Outgoing("tools/call", 3, None, "x", bounded=True))  # returns at once: the POST runs on its own thread
             request_id, error, thread = lost.get(timeout=BOUND)
             assert request_id == 3 and isinstance(error, HttpStatusError) and error.status == 502
             assert thread.startswith("mcp-input-sync-http-")
         else:
             with pytest.raises(HttpStatusError):
-                transport.send(request, Outgoing("tools/call", 3, None, "x"))  # on the caller's thread
+                transport.send(request, Outgoing("tools/call", 3, None, "x", bounded=True))  # on the caller's thread
             assert lost.empty()
+    finally:
+        transport.close(BOUND)
+
+
+class _Untracked:
+    """What a deadline sweep's ``track`` returns; this one never fires (the server answers at once)."""
+
+    def cancel(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    ("info", "where"),
+    [
+        pytest.param(Outgoing("initialize", 3, deadline=1.0, bounded=True), "here, told", id="bounded with a deadline, even initialize"),
+        pytest.param(Outgoing("tools/call", 3, None, "x", bounded=True), "thread", id="bounded without a deadline"),
+        pytest.param(Outgoing("notifications/progress", bounded=True), "thread", id="a bounded notification"),
+        pytest.param(Outgoing("tools/call", 3, None, "x", deadline=1.0), "here, raised", id="not bounded, even tools/call"),
+        pytest.param(Outgoing("notifications/cancelled"), "here, raised", id="not bounded, even notifications/cancelled"),
+    ],
+)
+def test_http_posts_as_the_message_says_whatever_its_method(info: Outgoing, where: str, tiny: list[TinyServer]) -> None:
+    # how a message is posted is what its Outgoing says (bounded, deadline), never what its method is called
+    server = TinyServer(lambda seen: Reply(502))
+    tiny.append(server)
+    transport = HttpTransport(server.url)
+    lost: "queue.SimpleQueue[tuple[Any, BaseException, str]]" = queue.SimpleQueue()
+    limits = {"message_bytes": 1 << 20, "sse_line_bytes": 1 << 16}
+    on_lost = lambda i, e: lost.put((i, e, threading.current_thread().name))  # noqa: E731
+    transport.configure(Setup("s", limits, on_lost, lambda at, expire, subject: _Untracked()))
+    transport.start(lambda *message: None, lambda error: None)
+    if info.deadline is not None:  # an hour from now on the library clock
+        info = info._replace(deadline=_clock.monotonic() + 3600)
+    data = jsonrpc.encode(jsonrpc.request(3, "x", {}) if info.request_id is not None else jsonrpc.notification("x", {}))
+    try:
+        if where == "here, raised":
+            with pytest.raises(HttpStatusError):
+                transport.send(data, info)
+            assert lost.empty()
+        else:
+            transport.send(data, info)
+            request_id, error, thread = lost.get(timeout=BOUND)
+            assert request_id == info.request_id and isinstance(error, HttpStatusError) and error.status == 502
+            if where == "thread":
+                assert thread.startswith("mcp-input-sync-http-")
+            else:  # posted on the caller's thread, under the sweep's abort: a failure is told, not raised
+                assert thread == threading.current_thread().name
     finally:
         transport.close(BOUND)
 
@@ -554,7 +601,7 @@ def test_a_transport_written_from_base_alone_carries_a_legacy_call_with_a_server
     told = transport.told
     assert told[0] == Outgoing("initialize", 1)
     assert told[1] == Outgoing("notifications/initialized")
-    assert told[2] == Outgoing("tools/call", 2, None, "deploy")
+    assert told[2] == Outgoing("tools/call", 2, None, "deploy", bounded=True)
     assert told[3] is ANSWER  # the answer to elicitation/create
 
 
@@ -565,7 +612,7 @@ def test_a_transport_written_from_base_alone_is_told_the_modern_version_and_tool
         assert client.call_tool("sql", {"region": "eu"})["content"][0]["text"] == "ran"
     by_method = {info.method: info for info in transport.told}
     assert by_method["server/discover"].version == V
-    assert by_method["tools/list"] == Outgoing("tools/list", by_method["tools/list"].request_id, V)
+    assert by_method["tools/list"] == Outgoing("tools/list", by_method["tools/list"].request_id, V, bounded=True)
     call = by_method["tools/call"]
     assert (call.version, call.name, call.header_args, call.expects_answer) == (V, "sql", (("Region", "eu"),), True)
 

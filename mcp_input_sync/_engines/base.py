@@ -12,7 +12,6 @@ from .._protocol.eras import ERA_SETTING, back_channel_advice, back_channel_miss
 from .._protocol.forms import quoted
 from .._protocol.jsonrpc import JsonDict
 from .._protocol.modern import PendingCall
-from .._session import Receiver
 from ..errors import ClientError
 
 T = TypeVar("T")
@@ -26,8 +25,13 @@ AGAIN_NOW: Any = object()
 MAX_POLL_PAUSE = 5.0
 
 
-class EraEngine(Receiver, Protocol):
-    """What the client asks of the engine of the era the handshake chose."""
+class EraEngine(Protocol):
+    """What the client asks of the engine of the era the handshake chose (or of the era router).
+
+    Each era's engine is also the session's ``Receiver`` when it hears the
+    server; the client never hands it a server message, so this interface
+    leaves those methods out and the router needs none.
+    """
 
     #: ``"legacy"`` or ``"modern"``.
     era: str

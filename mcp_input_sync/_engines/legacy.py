@@ -3,7 +3,7 @@
 The reader thread hands each server request to :meth:`LegacyEngine.on_request`,
 which has the desk check it (docs/reference.md#order-of-checks) and either
 answers at once (ping, refusals) or takes a worker slot, where the desk
-answers it, under this engine's deadline sweep (``handler_timeout``).
+answers it, under the runtime's deadline sweep (``handler_timeout``).
 :meth:`LegacyEngine.answer` is the only place an answer is written, and the
 inbox lets exactly one answer through per request id; ``inbox_lock`` guards
 the inbox. This engine also receives whatever the server
@@ -19,7 +19,6 @@ from typing import Any, Callable, Mapping, Optional, Union
 
 from .. import _clock
 from .._calls import CallSpec, Inbound, ProgressCallback
-from .._era import EraCache
 from .._input import InputDesk, loggable
 from .._notifications import NotificationRouter
 from .._port import Port
@@ -30,7 +29,6 @@ from .._protocol.checks import Prepared, Refusal
 from .._protocol.inbox import LegacyInbox
 from .._protocol.jsonrpc import JsonDict, RequestId
 from .._protocol.modern import PendingCall
-from .._protocol.record import Record
 from .._runtime.deadlines import DeadlineSweep
 from .._runtime.watchdog import Watchdog
 from .._runtime.workers import HandlerPool
@@ -39,7 +37,7 @@ from ..errors import ClientError, InputRefused
 from ..handler import declares_roots
 from ..options import Options
 from .._port import TransportClosed
-from .base import AGAIN, EraEngine, poll_task, wrong_era
+from .base import AGAIN, poll_task, wrong_era
 
 log = logging.getLogger("mcp_input_sync")
 
@@ -58,18 +56,6 @@ def related_task(params: Any) -> Optional[str]:
     return task_id if isinstance(task_id, str) else None
 
 
-class Beside(Record):
-    """HTTP, preferring the handshake era: a 2026-07-28 engine beside the session, for the tools
-    of ``endpoint`` that ``eras`` learnt to need that era (docs/modern.md#which-era)."""
-
-    __slots__ = ("engine", "endpoint", "eras")
-
-    def __init__(self, engine: EraEngine, endpoint: str, eras: EraCache) -> None:
-        self.engine = engine
-        self.endpoint = endpoint
-        self.eras = eras
-
-
 class LegacyEngine:
     """Checks, runs and answers a legacy server's requests; legacy calls, tasks and logs."""
 
@@ -85,6 +71,7 @@ class LegacyEngine:
         router: NotificationRouter,
         pool: HandlerPool,
         watchdog: Watchdog,
+        sweep: DeadlineSweep,
     ) -> None:
         self.session = session
         self.desk = desk
@@ -101,8 +88,8 @@ class LegacyEngine:
         self.inbox: LegacyInbox[Inbound] = LegacyInbox()
         self.inbox_lock = threading.Lock()
         self.closing = False
-        #: The handler_timeout of each open request.
-        self.sweep = DeadlineSweep(watchdog.watch)
+        #: The handler_timeout of each open request, on the runtime's deadline sweep (shared: one watchdog check).
+        self.sweep = sweep
         self._expire = self._timed_out
         #: HTTP: tie server requests to the call whose stream carried them (not to the only call).
         self.ties_by_stream = port.ties_by_stream
@@ -116,8 +103,6 @@ class LegacyEngine:
         self._logs_requested = False
         #: Each tool's ``execution.taskSupport`` as last listed (2025-11-25 tasks).
         self._task_supports: dict[str, str] = {}
-        #: HTTP: a 2026-07-28 engine beside this session (given when the engine starts).
-        self.beside: Optional[Beside] = None
 
     @property
     def version(self) -> Optional[str]:
@@ -347,14 +332,10 @@ class LegacyEngine:
 
     # ------------------------------------------------------------------ the client's calls
 
-    def started(self, version: str, server_capabilities: Optional[JsonDict], beside: Optional[Beside] = None) -> Optional[JsonDict]:
-        """The handshake chose this era: ``notifications/initialized``, then logs if someone reads them.
-
-        ``beside`` (HTTP) carries the 2026-07-28 calls of the tools learnt to need that era.
-        """
+    def started(self, version: str, server_capabilities: Optional[JsonDict]) -> Optional[JsonDict]:
+        """The handshake chose this era: ``notifications/initialized``, then logs if someone reads them."""
         self.negotiated = version
         self.server_capabilities = server_capabilities
-        self.beside = beside
         self.session.notify("notifications/initialized")
         if self.router.wants_logs:
             self.request_logs()
@@ -374,21 +355,7 @@ class LegacyEngine:
         return self.session.request(method, params, is_call=is_call, clock=clock, assigns=assigns, progress=progress, cancel=cancel)
 
     def call(self, method: str, params: JsonDict, spec: CallSpec) -> Union[JsonDict, PendingCall]:
-        beside = self.beside
-        if beside is not None and method == "tools/call" and beside.eras.tool_era(beside.endpoint, str(params.get("name"))) == eras.MODERN:
-            return beside.engine.call(method, params, spec)
-        try:
-            return self._call(method, params, spec)
-        except ClientError as exc:
-            data = exc.data
-            if beside is None or exc.check != "era" or not isinstance(data, dict) or data.get("needs") != eras.MODERN_VERSION:
-                raise
-            # learnt from the server's own refusal; never sent again (the tool may have had effects)
-            beside.eras.learn_tool(beside.endpoint, str(params.get("name")), eras.MODERN)
-            cause = exc.__cause__ if isinstance(exc.__cause__, ClientError) else exc
-            raise (wrong_era(self.era, self.negotiated, method, params, exc=cause, learnt=True) or exc) from cause
-
-    def _call(self, method: str, params: JsonDict, spec: CallSpec) -> Union[JsonDict, PendingCall]:
+        """A call in this era; a tool that wants 2026-07-28 fails with ``check="era"`` (the era router learns from it)."""
         if spec.defer_input:
             raise ClientError("protocol", "defer_input works only in the 2026-07-28 era")
         clock = spec.clock
@@ -417,8 +384,6 @@ class LegacyEngine:
         return result
 
     def resume(self, pending: PendingCall, responses: Mapping[str, Any], spec: CallSpec) -> Union[JsonDict, PendingCall]:
-        if self.beside is not None:  # a call made in 2026-07-28 beside this session
-            return self.beside.engine.resume(pending, responses, spec)
         raise ClientError("protocol", "resume works only in the 2026-07-28 era")
 
     def _tasks_offered(self) -> bool:

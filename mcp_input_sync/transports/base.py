@@ -17,7 +17,8 @@ methods:
   must be thread-safe. ``info`` is an
   :class:`Outgoing`: what the message is, told by the code that built it
   (method, request id, protocol version, the ``Mcp-Name`` value, the
-  ``x-mcp-header`` arguments). Never decode ``data`` to find these out. A
+  ``x-mcp-header`` arguments, the deadline, whether it is bounded). Never
+  decode ``data`` nor test the method to find these out. A
   transport that needs none of it ignores ``info``. Raise
   :class:`TransportClosed` when the message cannot be written.
 - ``close(timeout)``: end the connection within ``timeout`` real seconds
@@ -167,6 +168,12 @@ class Outgoing(NamedTuple):
             itself if the transport offered it the reading (a 2026-07-28
             round's retry over stdio); any other request a reading thread
             sends gives the reading back first, so its answer is read.
+        bounded: a slow server must not hold the sender: a request but the
+            handshake's, and the ``notifications/cancelled`` of a call given
+            up. HTTP posts it on the caller's thread aborted at ``deadline``
+            (when set), else on a thread of its own, a failure told to
+            ``on_lost``. False (the handshake's requests, other notifications,
+            answers): the sending thread posts it, a failure raised from ``send``.
     """
 
     method: Optional[str] = None
@@ -176,6 +183,7 @@ class Outgoing(NamedTuple):
     header_args: tuple[tuple[str, str], ...] = ()
     deadline: Optional[float] = None
     reads_answer: bool = False
+    bounded: bool = False
 
     @property
     def expects_answer(self) -> bool:

@@ -78,10 +78,6 @@ log = logging.getLogger("mcp_input_sync")
 ACCEPT = "application/json, text/event-stream"
 SESSION_HEADER = "Mcp-Session-Id"
 VERSION_HEADER = "MCP-Protocol-Version"
-#: Requests posted on the caller's thread even with ``request_threads``: the handshake's.
-_HANDSHAKE = ("initialize", "server/discover")
-#: The notification posted on a thread of its own like a request: the caller has given up on its call.
-_GIVEN_UP = "notifications/cancelled"
 #: What the transport says of its own ``notifications/initialized`` after a re-initialisation.
 _INITIALIZED = Outgoing("notifications/initialized")
 
@@ -129,7 +125,7 @@ class HttpTransport(Transport):
     """Streamable HTTP to one MCP endpoint.
 
     With ``request_threads`` (the default, and what the client uses) a
-    request but the handshake's is bounded by its deadline: posted on the
+    message the client says is bounded (``Outgoing.bounded``) is: posted on the
     caller's thread and aborted there at ``Outgoing.deadline`` when the
     client offers a deadline sweep (``Setup.track``) and the transport made
     its own session, else posted on a thread of its own. Either way a
@@ -194,7 +190,7 @@ class HttpTransport(Transport):
         self._timeouts = (connect_timeout, read_timeout)
         self._on_message: Optional[OnMessage] = None
         self._on_close: Optional[OnClose] = None
-        #: Post each request but the handshake's on a thread of its own (see :meth:`send`).
+        #: Bound each message the client says is bounded (see :meth:`send`).
         self.request_threads = request_threads
         #: Told by :meth:`configure`: called for a request whose response can no longer come.
         self._on_lost: Optional[OnLost] = None
@@ -242,20 +238,19 @@ class HttpTransport(Transport):
         self._on_close = on_close
 
     def send(self, data: bytes, info: Outgoing = ANSWER) -> None:
-        """POST one message; its headers come from ``info``.
+        """POST one message; its headers come from ``info``, and so does how it is posted.
 
-        The handshake (``initialize``, ``server/discover``), notifications but
-        ``notifications/cancelled``, and answers are posted on the caller's thread. With ``request_threads``
-        any other request is bounded, so a server that sends its status line
-        or body one byte at a time cannot hold the caller past the call's own
-        timeout: on the caller's thread, aborted at its deadline
-        (:meth:`_post_here`), or, without a deadline sweep or with a session
-        of the caller's, on a named thread (``mcp-input-sync-http-<n>``).
-        What goes wrong reaches the client through ``on_lost``.
+        A message not ``info.bounded`` (the handshake's requests, notifications,
+        answers) is posted on the caller's thread, a failure raised here. With
+        ``request_threads`` a bounded one cannot be held by a server that sends
+        its status line or body one byte at a time: posted on the caller's
+        thread and aborted at ``info.deadline`` (:meth:`_post_here`), or, with
+        no deadline, no sweep, a session of the caller's or a proxy, on a named
+        thread (``mcp-input-sync-http-<n>``). What goes wrong reaches ``on_lost``.
         """
         if self._closing:
             raise TransportClosed("HTTP transport is closed")
-        if self.request_threads and (info.request_id is not None or info.method == _GIVEN_UP) and info.method not in _HANDSHAKE:
+        if self.request_threads and info.bounded:
             if info.deadline is not None and self._track is not None and self._direct:
                 self._post_here(data, info, info.deadline, self._track)
             else:

@@ -97,6 +97,9 @@ class NotificationRouter:
         self._log_level = log_level
         #: The level chosen by ``client.set_log_level`` (None: ``log_level``, when logs are wanted).
         self._chosen_level: Optional[str] = None
+        #: Moves whenever :meth:`log_level` may answer otherwise (a level chosen, a subscriber
+        #: added or removed): a 2026-07-28 call asks for the level again only then. Under ``_lock``.
+        self.level_version = 0
 
     # ------------------------------------------------------------------ subscribers
 
@@ -104,11 +107,13 @@ class NotificationRouter:
         sub = Subscription(self, callback)
         with self._lock:
             self._subscribers = self._subscribers + (sub,)
+            self.level_version += 1
         return sub
 
     def remove(self, sub: Subscription) -> None:
         with self._lock:
             self._subscribers = tuple(s for s in self._subscribers if s is not sub)
+            self.level_version += 1
 
     @property
     def has_subscribers(self) -> bool:
@@ -121,7 +126,9 @@ class NotificationRouter:
 
     def choose_level(self, level: str) -> None:
         """``client.set_log_level``: the level asked for from now on, whoever reads the entries."""
-        self._chosen_level = level
+        with self._lock:
+            self._chosen_level = level
+            self.level_version += 1
 
     def log_level(self) -> Optional[str]:
         """The log level a 2026-07-28 request asks for in its ``_meta`` (None: nobody reads logs)."""

@@ -55,6 +55,18 @@ class Stamp(Protocol):
     def __call__(self, params: Optional[JsonDict]) -> Optional[JsonDict]: ...
 
 
+class Stamped(Protocol):
+    """Params stamped already (a 2026-07-28 round's retry, :class:`~mcp_input_sync._protocol.modern.RetryStamp`)."""
+
+    @property
+    def version(self) -> str:
+        """The version its ``_meta`` carries."""
+
+    @property
+    def name(self) -> Optional[str]:
+        """Its ``Mcp-Name``, found once per call."""
+
+
 class Receiver(Protocol):
     """What the reader hands to the era's engine."""
 
@@ -233,6 +245,7 @@ class Session:
         done: Optional[threading.Event] = None,
         task_id: Optional[str] = None,
         stamp: Optional[Stamp] = None,
+        stamped: Optional[Stamped] = None,
         header_args: HeaderArgs = (),
         again: bool = False,
         waits: bool = False,
@@ -243,7 +256,9 @@ class Session:
         ``header_args`` are the ``x-mcp-header`` arguments of a 2026-07-28
         ``tools/call``; they go to the transport with the request
         (:class:`~mcp_input_sync.transports.base.Outgoing`), as do its method,
-        id, the stamp's version and its ``Mcp-Name``. ``again``: the caller
+        id, the stamp's version and its ``Mcp-Name``. ``stamped``: ``params``
+        carry their ``_meta`` already, at ``stamped.version``, and their
+        ``Mcp-Name`` is ``stamped.name`` (a round's retry). ``again``: the caller
         will most likely send once more as soon as this answer is in (a
         2026-07-28 round's retry), so over stdio it may read the next answer
         itself (docs/threads-and-time.md#threads). ``waits``: the caller
@@ -263,6 +278,8 @@ class Session:
         if stamp is not None:
             params = stamp(params)  # modern: every request carries a fresh, complete _meta
             version = stamp.version
+        elif stamped is not None:
+            version = stamped.version
         if progress is not None:
             # a fresh token on every request, so late progress of an old one is dropped
             call.progress = progress
@@ -274,7 +291,8 @@ class Session:
         if waits and self._deadlines:
             now = _clock.monotonic()
             deadline = now + clock.remaining(now)
-        info = Outgoing(method, request_id, version, routed_name(method, params), header_args, deadline, call.waiter != 0, bounded)
+        name = routed_name(method, params) if stamped is None else stamped.name
+        info = Outgoing(method, request_id, version, name, header_args, deadline, call.waiter != 0, bounded)
         try:
             self.send(jsonrpc.request(request_id, method, params), info)
         except ClientError:

@@ -25,13 +25,14 @@ from mcp_input_sync._calls import CallSpec, CallTable
 from mcp_input_sync._engines.legacy import LegacyEngine
 from mcp_input_sync._engines.modern import ModernEngine
 from mcp_input_sync._era import ClientEra
+from mcp_input_sync._runtime.notify import NotificationPump
 from mcp_input_sync._input import InputDesk
 from mcp_input_sync._notifications import NotificationRouter
 from mcp_input_sync._port import Port
 from mcp_input_sync._protocol import jsonrpc
 from mcp_input_sync._protocol.checks import Prepared, Refusal
 from mcp_input_sync._protocol.eras import MODERN_VERSION
-from mcp_input_sync._protocol.modern import META_CAPABILITIES, META_VERSION, MetaStamp, PendingCall
+from mcp_input_sync._protocol.modern import META_CAPABILITIES, META_LOG_LEVEL, META_VERSION, MetaStamp, PendingCall, RetryStamp, retry_params
 from mcp_input_sync._runtime.deadlines import DeadlineSweep
 from mcp_input_sync._runtime.watchdog import Watchdog
 from mcp_input_sync._session import Session
@@ -285,7 +286,8 @@ ROWS: list[Row] = [
 
 
 def modern_engine(
-    server: ScriptedServer, handler: mis.InputHandler, caps: JsonDict = EVERYTHING, version: str = MODERN, **options: Any
+    server: ScriptedServer, handler: mis.InputHandler, caps: JsonDict = EVERYTHING, version: str = MODERN,
+    router: Optional[NotificationRouter] = None, **options: Any,
 ) -> tuple[ModernEngine, InputDesk, Session]:
     """A modern engine as the assembly builds it, over ``server``; the desk's watchdog never starts."""
     opts = Options.parse({"input_rate_limit": (float("inf"), 1), **options})
@@ -305,8 +307,11 @@ def modern_engine(
         sweep=DeadlineSweep(watchdog.watch), era=era,
     )
     desk.configure(MODERN, caps, None)
-    stamp = MetaStamp(version, caps, {"name": "unit", "version": "0"}, lambda: None)
-    router = cast(NotificationRouter, SimpleNamespace(has_subscribers=False))
+    if router is None:
+        router = cast(NotificationRouter, SimpleNamespace(has_subscribers=False, level_version=0))
+        stamp = MetaStamp(version, caps, {"name": "unit", "version": "0"}, lambda: None)
+    else:
+        stamp = MetaStamp(version, caps, {"name": "unit", "version": "0"}, router.log_level)
     engine = ModernEngine(session=session, desk=desk, port=port, options=opts, router=router, stamp=stamp)
     session.serve(engine)
     return engine, desk, session
@@ -384,6 +389,56 @@ def test_the_callers_own_meta_keys_go_with_every_round_beside_a_fresh_stamp() ->
     assert [meta["example.com/trace"] for meta in metas] == ["t-1", "t-1"]
     assert [meta[META_VERSION] for meta in metas] == [MODERN, MODERN]
     assert params == dict(CALL, _meta={"example.com/trace": "t-1"})  # the caller's params are not changed
+
+
+class LevelChanger(Scripted):
+    """While answering a round, changes what the client's log level is, as another thread may mid-call."""
+
+    def __init__(self, router: NotificationRouter) -> None:
+        super().__init__(threading.Event())
+        self.router = router
+        self.subscription: Optional[Any] = None
+
+    def handle_elicitation(self, params: JsonDict, ctx: mis.InputContext) -> JsonDict:
+        message = params["message"]
+        if message == "subscribe":
+            self.subscription = self.router.add(lambda method, params: None)
+        elif message == "choose":
+            self.router.choose_level("debug")
+        elif message == "unsubscribe":
+            assert self.subscription is not None
+            self.router.remove(self.subscription)
+        return super().handle_elicitation(params, ctx)
+
+
+def test_a_log_level_changed_during_a_call_reaches_its_next_round() -> None:
+    router = NotificationRouter(
+        handler=None, calls=CallTable(), stats=Stats(), client_name="unit", server_id="scripted", era=ClientEra(),
+        pump=NotificationPump(4), log_rate_limit=(float("inf"), 1), log_level="warning",
+    )
+    server = ScriptedServer([ask({"a": form("subscribe")}, "s1"), ask({"b": form("choose")}, "s2"), ask({"c": form("unsubscribe")}, "s3"), done()])
+    engine, _, _ = modern_engine(server, LevelChanger(router), router=router)
+    assert engine.call("tools/call", dict(CALL), CallSpec(engine.options.clock())) == done()
+    levels = [message["params"]["_meta"].get(META_LOG_LEVEL) for message, _ in server.requests]
+    assert levels == [None, "warning", "debug", "debug"]  # a subscriber wants logs, then a chosen level stays
+
+
+@pytest.mark.parametrize("caller_meta", [None, {}, {"example.com/trace": "t-1", META_VERSION: "old", META_LOG_LEVEL: "error"}])
+@pytest.mark.parametrize("level", [None, "info"])
+def test_a_retry_stamped_once_per_call_is_the_retry_stamped_per_request(caller_meta: Optional[JsonDict], level: Optional[str]) -> None:
+    params: JsonDict = dict(CALL, inputResponses={"old": {}}, requestState="old")
+    if caller_meta is not None:
+        params["_meta"] = caller_meta
+    stamp = MetaStamp(MODERN, {"roots": {}}, {"name": "unit", "version": "0"}, lambda: level)
+    parts = RetryStamp(stamp, params, "book", SimpleNamespace(level_version=0))
+    for answers, state in [({"a": {"action": "decline"}}, "s1"), (None, "s2"), ({"b": {"action": "cancel"}}, None)]:
+        by_hand = retry_params(params, answers, state)
+        if "_meta" in params:
+            by_hand["_meta"] = params["_meta"]
+        expected = stamp(by_hand)
+        got = parts.params(answers, state)
+        assert jsonrpc.dumps(got) == jsonrpc.dumps(expected)  # the same bytes, key order included
+    assert params == dict(CALL, inputResponses={"old": {}}, requestState="old", **({} if caller_meta is None else {"_meta": caller_meta}))
 
 
 def test_defer_input_returns_the_round_unanswered_and_resume_sends_the_answers() -> None:

@@ -24,9 +24,9 @@ from .._port import Port
 from .._protocol import jsonrpc, modern
 from .._protocol.deadlines import CallClock
 from .._protocol.checks import Refusal
-from .._protocol.headers import HeaderArgs, Path, header_arguments, tool_header_map
+from .._protocol.headers import HeaderArgs, Path, header_arguments, routed_name, tool_header_map
 from .._protocol.jsonrpc import JsonDict, RequestId
-from .._protocol.modern import MetaStamp, PendingCall
+from .._protocol.modern import MetaStamp, PendingCall, RetryStamp
 from .._protocol.eras import INPUT_REQUEST_KINDS, MODERN, ProtocolViolation
 from .._protocol.forms import quoted
 from .._session import Session, collect_pages, remote_error
@@ -221,6 +221,7 @@ class ModernEngine:
         rounds = 0
         declined: frozenset[str] = frozenset()
         state_only = 0
+        parts: Optional[RetryStamp] = None  # the retries' fixed parts, made at the first retry
         if pending is None:
             result = self._first(method, params, spec)
         else:
@@ -272,8 +273,42 @@ class ModernEngine:
                 self._back_off(state_only, clock, cancel)
                 state_only += 1
                 declined = frozenset()
-            retry = _retry(params, answers, round_.state)
-            result = self.request(method, retry, is_call=True, clock=clock, assigns=assigns, progress=progress, cancel=cancel, again=True)
+            if parts is None or parts.stamp is not self.stamp:  # first retry, or the version switched (-32022)
+                parts = RetryStamp(self.stamp, params, routed_name(method, params), self.router)
+            result = self._again(method, params, parts, answers, round_.state, spec)
+
+    def _again(
+        self, method: str, params: JsonDict, parts: RetryStamp, answers: Optional[JsonDict], state: Optional[str], spec: CallSpec
+    ) -> JsonDict:
+        """A round's retry: :meth:`request` with the call's fixed parts computed once (``parts``).
+
+        The ``x-mcp-header`` arguments are found again only when the tool's
+        map changed (a new listing); a -32022 answer is handled as
+        :meth:`request` does, the retry then sent the long way.
+        """
+        name = parts.name
+        found = self._tool_headers.get(name) if method == "tools/call" and name is not None else None
+        if found is not parts.found:
+            parts.found = found
+            parts.header_args = header_arguments(found, params.get("arguments")) if found else ()
+        cancel = spec.cancel
+        try:
+            call = self.session.start(
+                method, parts.params(answers, state), is_call=True, clock=spec.clock, assigns=spec.assigns, progress=spec.progress,
+                stamped=parts, header_args=parts.header_args, again=True, waits=cancel is None,
+            )
+            return self.session.result(call, cancel)
+        except ClientError as exc:
+            if exc.kind != "remote" or exc.code != jsonrpc.UNSUPPORTED_VERSION:
+                raise
+            try:
+                decision = modern.decide_from_supported(modern.supported_versions(exc.data))
+            except ProtocolViolation:
+                raise exc from None
+            if decision.era != MODERN or decision.version == self.stamp.version:
+                raise
+            self.stamp = self.stamp.at_version(decision.version)
+        return self._send(method, _retry(params, answers, state), True, spec.clock, spec.assigns, spec.progress, cancel, True)
 
     def _first(self, method: str, params: JsonDict, spec: CallSpec) -> JsonDict:
         """The call's first request; over HTTP a ``tools/call`` refused -32020 (HeaderMismatch) is sent once more.

@@ -9,7 +9,7 @@ docs/reference.md#era-detection and docs/reference.md#modern-input-rounds).
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional, Protocol
 
 from .jsonrpc import HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION, JsonDict, with_meta
 from .record import Record
@@ -94,6 +94,60 @@ class MetaStamp:
 
     def __call__(self, params: Optional[JsonDict]) -> JsonDict:
         return with_meta(params, meta(self.version, self.capabilities, self.client_info, self.level()))
+
+
+class LevelVersion(Protocol):
+    """Where a stamp's level comes from: ``level_version`` moves whenever the level may have changed."""
+
+    @property
+    def level_version(self) -> int: ...
+
+
+class RetryStamp:
+    """One call's retries, what they carry besides their answers computed once per call.
+
+    :meth:`params` makes a round's retry params: the original params (without
+    ``inputResponses``, ``requestState`` and ``_meta``), the round's answers and
+    echoed state, and a fresh, complete ``_meta`` (the caller's keys, then the
+    stamp's version, capabilities, client info and the log level of the
+    moment), as :class:`MetaStamp` over ``retry_params`` makes it. The level
+    is asked of the stamp again only when ``levels.level_version`` has moved,
+    so a level changed during the call reaches its next request. ``name`` is
+    the request's ``Mcp-Name``; ``found`` and ``header_args`` the tool's
+    ``x-mcp-header`` map the engine last saw and its arguments.
+    """
+
+    __slots__ = ("stamp", "version", "name", "found", "header_args", "_base", "_meta", "_levels", "_seen", "_level")
+
+    def __init__(self, stamp: MetaStamp, params: Mapping[str, Any], name: Optional[str], levels: LevelVersion) -> None:
+        self.stamp = stamp
+        self.version = stamp.version
+        self.name = name
+        self.found: Optional[Mapping[Any, str]] = None
+        self.header_args: tuple[tuple[str, str], ...] = ()
+        self._base = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState", "_meta")}
+        fixed = dict(params.get("_meta") or {})
+        fixed.update(meta(stamp.version, stamp.capabilities, stamp.client_info))
+        self._meta = fixed
+        self._levels = levels
+        self._seen = levels.level_version  # read before the level: a change in between is seen next round
+        self._level = stamp.level()
+
+    def params(self, responses: Optional[Mapping[str, Any]], state: Optional[str]) -> JsonDict:
+        out = dict(self._base)
+        if responses:
+            out["inputResponses"] = dict(responses)
+        if state is not None:
+            out["requestState"] = state  # echoed byte for byte, never parsed
+        seen = self._levels.level_version
+        if seen != self._seen:
+            self._seen = seen
+            self._level = self.stamp.level()
+        stamped = dict(self._meta)
+        if self._level is not None:
+            stamped[META_LOG_LEVEL] = self._level
+        out["_meta"] = stamped
+        return out
 
 
 # ---------------------------------------------------------------------------- era detection

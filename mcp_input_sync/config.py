@@ -37,6 +37,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Callable, Collection, Mapping, NamedTuple, Optional, Union
 
+from ._protocol.jsonc import strip_jsonc  # pure and stdlib-only, as this module is
+
 __all__ = ["ConfigError", "HttpServer", "Outline", "ServerConfig", "SseServer", "StdioServer", "find_config", "load_config", "outline", "read_config"]
 
 #: The files :func:`find_config` looks for in a folder, in this order.
@@ -238,44 +240,6 @@ class SseServer(HttpServer):
 # ---------------------------------------------------------------------------- reading the file
 
 
-def _strip_jsonc(text: str) -> str:
-    """JSON with comments (``//``, ``/* */``) and trailing commas, as VS Code writes it, made plain JSON.
-
-    Strings are copied as they are; a comment becomes a space (``1/**/2`` stays two tokens);
-    a comma followed only by space and comments before ``}`` or ``]`` is dropped.
-    """
-    out: list[str] = []
-    pending_comma = -1  # where a comma was written, while only space has followed it
-    i, n = 0, len(text)
-    while i < n:
-        char = text[i]
-        if char == '"':
-            end = i + 1
-            while end < n and text[end] != '"':
-                end += 2 if text[end] == "\\" else 1
-            out.append(text[i : end + 1])
-            pending_comma = -1
-            i = end + 1
-        elif text.startswith("//", i):
-            end = text.find("\n", i)
-            out.append(" ")
-            i = n if end < 0 else end
-        elif text.startswith("/*", i):
-            end = text.find("*/", i + 2)
-            out.append(" ")
-            i = n if end < 0 else end + 2
-        else:
-            if char in "}]" and pending_comma >= 0:
-                out[pending_comma] = " "
-            if char == ",":
-                pending_comma = len(out)
-            elif not char.isspace():
-                pending_comma = -1
-            out.append(char)
-            i += 1
-    return "".join(out)
-
-
 def _read_file(path: Path) -> Any:
     where = str(path)
     try:
@@ -295,7 +259,7 @@ def _read_file(path: Path) -> Any:
     except ValueError:
         pass
     try:
-        return json.loads(_strip_jsonc(text))
+        return json.loads(strip_jsonc(text))
     except (ValueError, RecursionError) as exc:
         line = getattr(exc, "lineno", None)
         raise ConfigError("is not JSON" + (f" (line {line})" if line else ""), file=where) from None

@@ -139,16 +139,20 @@ class ModernEngine:
         try:
             return self._send(method, params, is_call, clock, assigns, progress, cancel, again)
         except ClientError as exc:
-            if exc.kind != "remote" or exc.code != jsonrpc.UNSUPPORTED_VERSION:
-                raise
-            try:
-                decision = modern.decide_from_supported(modern.supported_versions(exc.data))
-            except ProtocolViolation:
-                raise exc from None
-            if decision.era != MODERN or decision.version == self.stamp.version:
-                raise
-            self.stamp = self.stamp.at_version(decision.version)
+            self._switch_version(exc)
             return self._send(method, params, is_call, clock, assigns, progress, cancel, again)
+
+    def _switch_version(self, exc: ClientError) -> None:
+        """A -32022 answer that lists a version we speak (not the one sent): the stamp switches to it; else ``exc`` is raised."""
+        if exc.kind != "remote" or exc.code != jsonrpc.UNSUPPORTED_VERSION:
+            raise exc
+        try:
+            decision = modern.decide_from_supported(modern.supported_versions(exc.data))
+        except ProtocolViolation:
+            raise exc from None
+        if decision.era != MODERN or decision.version == self.stamp.version:
+            raise exc
+        self.stamp = self.stamp.at_version(decision.version)
 
     def _send(
         self,
@@ -299,15 +303,7 @@ class ModernEngine:
             )
             return self.session.result(call, cancel)
         except ClientError as exc:
-            if exc.kind != "remote" or exc.code != jsonrpc.UNSUPPORTED_VERSION:
-                raise
-            try:
-                decision = modern.decide_from_supported(modern.supported_versions(exc.data))
-            except ProtocolViolation:
-                raise exc from None
-            if decision.era != MODERN or decision.version == self.stamp.version:
-                raise
-            self.stamp = self.stamp.at_version(decision.version)
+            self._switch_version(exc)  # the retry goes again the old way, at the new version
         return self._send(method, _retry(params, answers, state), True, spec.clock, spec.assigns, spec.progress, cancel, True)
 
     def _first(self, method: str, params: JsonDict, spec: CallSpec) -> JsonDict:

@@ -40,6 +40,7 @@ import itertools
 import json
 import logging
 import threading
+from functools import partial
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 from urllib.parse import urlsplit, urlunsplit
 
@@ -88,15 +89,6 @@ Auth = Callable[["requests.PreparedRequest"], "requests.PreparedRequest"]
 MAX_AUTH_ATTEMPTS = 3
 #: The thread pools of a transport take every request and stream: their count is the callers' business.
 _UNBOUNDED = 1 << 30
-
-
-def _anew(make: Callable[..., dict[str, str]], *args: Any) -> Callable[[str], dict[str, str]]:
-    """The ``again`` of ``_send.Endpoint.request``: ``make(*args, target=url)`` again for each redirect followed.
-
-    So a request sent again carries a DPoP proof of its own (a new ``jti``,
-    ``htu`` the URL it goes to), never the one already sent.
-    """
-    return lambda url: make(*args, target=url)
 
 
 class _Stream:
@@ -393,7 +385,7 @@ class HttpTransport(Transport):
         if self.session_id is not None:
             try:
                 timeouts = (min(2.0, self._timeouts[0]), max(0.1, min(2.0, budget.left)))
-                self._endpoint.request("DELETE", self._base_headers("DELETE"), None, timeouts, _anew(self._base_headers, "DELETE")).close()
+                self._endpoint.request("DELETE", self._base_headers("DELETE"), None, timeouts, partial(self._base_headers, "DELETE")).close()
             except Exception:  # noqa: BLE001 - a failed DELETE only leaves the session to expire
                 log.debug("mcp_input_sync: DELETE of the HTTP session failed", exc_info=True)
         self._session.close()
@@ -448,7 +440,7 @@ class HttpTransport(Transport):
         sent: list[dict[str, str]] = []  # the headers of each request sent for this attempt
 
         def again(url: str) -> dict[str, str]:
-            # a followed redirect goes with headers of its own (_anew): a DPoP proof is never sent twice
+            # a followed redirect goes with headers of its own, for its URL: a DPoP proof is never sent twice
             sent.append(self._headers_for(info, url))
             return sent[-1]
 
@@ -648,7 +640,7 @@ class HttpTransport(Transport):
         from urllib3.exceptions import HTTPError
 
         try:
-            response = self._endpoint.request("GET", self._stream_headers(last_event_id), None, self._timeouts, _anew(self._stream_headers, last_event_id))
+            response = self._endpoint.request("GET", self._stream_headers(last_event_id), None, self._timeouts, partial(self._stream_headers, last_event_id))
         except (requests.RequestException, HTTPError, TransportClosed) as exc:
             log.debug("mcp_input_sync: the response stream was not resumed: %s", exc)
             return False
@@ -674,7 +666,7 @@ class HttpTransport(Transport):
         if self._modern or self._closing:
             return
         try:
-            response = self._endpoint.request("GET", self._stream_headers(), None, self._timeouts, _anew(self._stream_headers))
+            response = self._endpoint.request("GET", self._stream_headers(), None, self._timeouts, partial(self._stream_headers, None))
         except TransportClosed as exc:
             if exc.check == "redirect":  # a redirect refused (_send.RedirectRefused)
                 log.warning("mcp_input_sync: GET stream not opened: %s", exc)

@@ -138,18 +138,25 @@ class GroupError(ClientError):
         self.errors = dict(errors)
 
 
-def _in_parallel(
-    jobs: Mapping[str, Any], *, timeout: Optional[float] = None, undo: Optional[Any] = None
-) -> dict[str, tuple[bool, Any]]:
-    """Run each job on a thread of its own; each name -> (True, result) or (False, exception).
+#: The most servers a group opens (or lists) at once.
+MAX_PARALLEL = 16
 
-    When the wait is interrupted (Ctrl-C), ``undo(result)`` is called for each
-    job that succeeded, as late as it finishes (within ``UNDO_WAIT`` seconds),
-    and the interruption goes on: nothing a job opened is left behind.
+
+def _in_parallel(
+    jobs: Mapping[str, Any], *, timeout: Optional[float] = None, undo: Optional[Any] = None, most: int = MAX_PARALLEL
+) -> dict[str, tuple[bool, Any]]:
+    """Run the jobs on at most ``most`` threads (:data:`MAX_PARALLEL`); each name -> (True, result) or (False, exception).
+
+    A file may name any number of servers: at most that many open at once,
+    never a thread each. When the wait is interrupted (Ctrl-C), the jobs not
+    started never start, ``undo(result)`` is called for each job that
+    succeeded, as late as it finishes (within ``UNDO_WAIT`` seconds), and the
+    interruption goes on: nothing a job opened is left behind.
     """
     results: dict[str, tuple[bool, Any]] = {}
     lock = threading.Lock()
     interrupted = threading.Event()
+    waiting = list(jobs.items())[::-1]  # popped from the end: in the file's order
 
     def run(name: str, job: Any) -> None:
         try:
@@ -162,7 +169,15 @@ def _in_parallel(
         if late and outcome[0] and undo is not None:
             undo(outcome[1])
 
-    threads = [threading.Thread(target=run, args=(name, job), name=f"mcp-input-sync-group-{i}", daemon=True) for i, (name, job) in enumerate(jobs.items())]
+    def work() -> None:
+        while True:
+            with lock:
+                if interrupted.is_set() or not waiting:
+                    return
+                name, job = waiting.pop()
+            run(name, job)
+
+    threads = [threading.Thread(target=work, name=f"mcp-input-sync-group-{i}", daemon=True) for i in range(min(len(jobs), most))]
     for thread in threads:
         thread.start()
     try:
@@ -282,7 +297,9 @@ class ServerGroup:
 
     def close(self, timeout: float = 5.0) -> None:
         """Close every client in parallel, each within ``timeout`` real seconds (idempotent)."""
-        _in_parallel({name: (lambda c=client: c.close(timeout)) for name, client in self.clients.items()}, timeout=timeout + 1.0)
+        # each close is bounded: all at once, so the group closes within timeout
+        closes = {name: (lambda c=client: c.close(timeout)) for name, client in self.clients.items()}
+        _in_parallel(closes, timeout=timeout + 1.0, most=len(closes))
 
 
 def connect_all(

@@ -233,3 +233,24 @@ def test_a_server_whose_oauth_cannot_be_used_fails_alone_when_reported() -> None
     with pytest.raises(mis.GroupError) as stopped:
         mis.connect_all(config, timeout=30.0)  # on_error="raise": as any server that does not open
     assert list(stopped.value.errors) == ["billing"]
+
+
+def test_a_file_of_many_servers_opens_at_most_sixteen_at_once() -> None:
+    from mcp_input_sync.group import MAX_PARALLEL, _in_parallel
+
+    lock, running, peak = threading.Lock(), [0], [0]
+    gate = threading.Barrier(MAX_PARALLEL, timeout=10.0)  # the first sixteen all run at once
+
+    def job(i: int) -> int:
+        with lock:
+            running[0] += 1
+            peak[0] = max(peak[0], running[0])
+        if i < MAX_PARALLEL:
+            gate.wait()
+        with lock:
+            running[0] -= 1
+        return i
+
+    results = _in_parallel({f"s{i}": (lambda i=i: job(i)) for i in range(40)})
+    assert [results[f"s{i}"] for i in range(40)] == [(True, i) for i in range(40)]
+    assert peak[0] == MAX_PARALLEL

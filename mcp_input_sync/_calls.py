@@ -13,11 +13,11 @@ one public call asks for beyond its method and params.
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 
 from ._protocol.deadlines import CallClock
-from ._protocol.jsonrpc import JsonDict, RequestId
-from .handler import CancelToken
+from ._protocol.jsonrpc import JsonDict
+from ._protocol.legacy_conn import Inbound
 
 if TYPE_CHECKING:
     from .errors import ClientError
@@ -53,35 +53,6 @@ class CallSpec:
         self.cancel = cancel
         self.defer_input = defer_input
         self.wait = wait
-
-
-class Cancellable(Protocol):
-    """A scheduled thing that can be called off (the deadline sweep's ``Deadline``)."""
-
-    def cancel(self) -> None: ...
-
-
-class Inbound:
-    """One server request being answered by a callback."""
-
-    __slots__ = ("id", "method", "kind", "token", "call", "limit", "task_id", "timer")
-
-    def __str__(self) -> str:  # how the handler pool names its job: "elicitation/create 7"
-        return f"{self.method} {self.id!r}"
-
-    def __init__(self, request_id: RequestId, method: str, kind: str, limit: float = 0.0) -> None:
-        self.id = request_id
-        self.method = method
-        self.kind = kind
-        #: The 2025-11-25 task this request belongs to (``related-task``), if any.
-        self.task_id: Optional[str] = None
-        self.token = CancelToken()
-        #: The call this request is tied to, or None.
-        self.call: Optional[Call] = None
-        #: Its handler_timeout, in seconds.
-        self.limit = limit
-        #: Its handler_timeout on the engine's deadline sweep, cancelled once it is answered.
-        self.timer: Optional[Cancellable] = None
 
 
 class Latch:
@@ -195,7 +166,8 @@ class CallTable:
         self.ties_alone = ties_alone
         self._by_id: dict[int, Call] = {}
         self._by_progress: dict[str, Call] = {}
-        self._calls = 0
+        #: How many calls are in flight: written under ``lock``, read by anyone (a sampling request is not idle).
+        self.in_flight = 0
         #: The call in flight when there is exactly one and none is abandoned (what a stdio request ties to), else None.
         self._sole: Optional[Call] = None
         #: The ids of abandoned calls; ``_too_many`` once more than MAX_ABANDONED were (it never clears).
@@ -210,22 +182,22 @@ class CallTable:
                 return False
             self._by_id[call.id] = call
             if call.is_call:
-                self._calls += 1
-                self._sole = call if self._calls == 1 and not self._abandoned and not self._too_many else None
+                self.in_flight += 1
+                self._sole = call if self.in_flight == 1 and not self._abandoned and not self._too_many else None
             if call.progress_token is not None:
                 self._by_progress[call.progress_token] = call
             return True
 
     def _drop(self, call: Call) -> None:
         if call.is_call:
-            self._calls -= 1
+            self.in_flight -= 1
             self._choose_sole(call)
         if call.progress_token is not None:
             self._by_progress.pop(call.progress_token, None)
 
     def _choose_sole(self, leaving: Optional[Call]) -> None:
         self._sole = None
-        if self._calls == 1 and not self._abandoned and not self._too_many:
+        if self.in_flight == 1 and not self._abandoned and not self._too_many:
             for other in self._by_id.values():
                 if other.is_call and other is not leaving:
                     self._sole = other
@@ -237,8 +209,15 @@ class CallTable:
             return None
         with self.lock:
             call = self._by_id.pop(request_id, None)
-            if call is not None:
-                self._drop(call)
+            if call is not None:  # _drop(), inline: once per response
+                if call.is_call:
+                    self.in_flight -= 1
+                    if self.in_flight == 0:  # the last call: none left to choose from
+                        self._sole = None
+                    else:
+                        self._choose_sole(call)
+                if call.progress_token is not None:
+                    self._by_progress.pop(call.progress_token, None)
             elif self._abandoned and request_id in self._abandoned:
                 self._abandoned.discard(request_id)  # its late answer: the server is done with it
                 self._choose_sole(None)
@@ -284,22 +263,21 @@ class CallTable:
             calls = list(self._by_id.values())
             self._by_id.clear()
             self._by_progress.clear()
-            self._calls = 0
+            self.in_flight = 0
             self._sole = None
             return calls
 
-    def tie(
-        self, inbound: "Inbound", now: float, task_id: Optional[str] = None, stream: Any = None, by_stream: bool = False
-    ) -> Optional[Call]:
-        """Tie a server request to a call (docs/reference.md#tying-server-requests-to-calls).
+    def tie(self, inbound: Inbound, now: float, stream: Any = None, by_stream: bool = False) -> Optional[Call]:
+        """Tie a server request to a call (docs/reference.md#tying-server-requests-to-calls), and pause that call's clock.
 
-        The call waiting on its related task; else, over HTTP (``by_stream``),
+        The call waiting on the request's related task; else, over HTTP (``by_stream``),
         the call whose response stream carried it (``stream`` is that call's
         id); else, on stdio, the only call in flight, while no call is
         abandoned (see the class).
         """
         with self.lock:
             chosen: Optional[Call] = None
+            task_id = inbound.task_id
             if task_id is not None:
                 chosen = next((c for c in self._by_id.values() if c.task_id == task_id), None)
             if chosen is None and by_stream:
@@ -331,7 +309,7 @@ class CallTable:
 
     def has_calls(self) -> bool:
         """True while at least one call is in flight (a sampling request is not idle)."""
-        return self._calls > 0
+        return self.in_flight > 0
 
     def by_progress(self, token: Any) -> Optional[Call]:
         if not isinstance(token, str):

@@ -11,7 +11,7 @@ only how an outcome travels: the legacy engine writes it on the wire, the
 modern engine raises or retries; :func:`~mcp_input_sync._input_rounds.refusal_error`
 is the one mapping of a refusal to the error raised.
 
-``handler_timeout`` is read in one place, :meth:`InputDesk.timeout`. A
+``handler_timeout`` is read in one place, :attr:`InputDesk.timeouts`. A
 callback on a caller's thread is run by the desk's part in ``_input_rounds.py``
 under the runtime's deadline sweep
 (:class:`~mcp_input_sync._runtime.deadlines.DeadlineSweep`, built by
@@ -33,7 +33,7 @@ from ._protocol.budget import over_budget
 from ._protocol.deadlines import CallClock
 from ._protocol.checks import CheckConfig, InputChecks, Prepared, Refusal
 from ._protocol.jsonrpc import JsonDict
-from ._protocol.limits import round_size
+from ._protocol.limits import json_size
 from ._protocol.modern import PendingCall
 from ._protocol.eras import INPUT_REQUEST_KINDS, declared_kinds
 from ._protocol.forms import quoted
@@ -54,15 +54,6 @@ def loggable(text: str) -> str:
     """Text a server chose (a method name, say), fit for the local log: no control
     characters (no forged log lines), lone surrogates escaped (no logging error)."""
     return reflect.text(text, 1024).encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-def call_handler(handler: InputHandler, prepared: Prepared, ctx: InputContext) -> Any:
-    """Run the handler method for the request's kind and return what it returned."""
-    if prepared.kind == "elicitation":
-        return handler.handle_elicitation(prepared.params, ctx)
-    if prepared.kind == "sampling":
-        return handler.handle_sampling(prepared.params, ctx)
-    return handler.list_roots(ctx)
 
 
 class InputDesk:
@@ -96,9 +87,10 @@ class InputDesk:
         self._budget_lock = threading.Lock()
         #: The client's era (``ctx.era``): read here, decided elsewhere.
         self.era = era
-        self._timeouts = options.handler_timeout
+        #: ``handler_timeout`` by kind: the one read of that option (the legacy connection takes this table).
+        self.timeouts: Mapping[str, float] = options.handler_timeout
         here = CallerCallbacks(
-            callback=self._callback, check_answer=self.check_answer, timeout=self.timeout, handler=handler,
+            callback=self.callback, check_answer=self.check_answer, timeouts=self.timeouts, handler=handler,
             options=options, stats=stats, sweep=sweep, watch=watchdog.watch,
         )
         # The part that runs callbacks on callers' threads owns their tokens and worker threads; its
@@ -134,10 +126,6 @@ class InputDesk:
             origin=origin or opts.elicitation["origin"],
         )
 
-    def timeout(self, kind: str) -> float:
-        """The ``handler_timeout`` of a ``kind`` callback, in seconds: the one read of that option."""
-        return self._timeouts[kind]
-
     # ------------------------------------------------------------------ the check path
 
     def _check(
@@ -161,11 +149,9 @@ class InputDesk:
                 return self._noted(INPUT_REQUEST_KINDS.get(method, "other"), refusal, note, raised)
         if budget and not checks.unlimited:  # an infinite rate keeps no state: no lock
             kinds = [INPUT_REQUEST_KINDS[method] for _, method, _ in requests]
-            with self._budget_lock:
-                refusal = checks.budget(kinds, _clock.monotonic() if now is None else now)
-            if refusal is not None:  # the server gets the generic message; the log and the caller's error name the option
-                why = over_budget(*self.options.input_rate_limit)
-                return self._noted(kinds[0], Refusal(refusal.check, refusal.code, refusal.message, why), note, raised)
+            refusal = self.take_budget(kinds, _clock.monotonic() if now is None else now)
+            if refusal is not None:
+                return self._noted(kinds[0], refusal, note, raised)
         prepared: list[Prepared] = []
         for _, method, params in requests:
             step = checks.prepare(method, params, in_flight=in_flight)
@@ -173,6 +159,15 @@ class InputDesk:
                 return self._noted(INPUT_REQUEST_KINDS[method], step, note, raised)
             prepared.append(step)  # type: ignore[arg-type]
         return prepared
+
+    def take_budget(self, kinds: list[str], now: float) -> Optional[Refusal]:
+        """Step 4, the input budget both eras share: one token per request, all or none (the refusal is not noted here)."""
+        with self._budget_lock:
+            refusal = self.checks.budget(kinds, now)
+        if refusal is None:
+            return None
+        # the server gets the generic message; the log and the caller's error name the option
+        return Refusal(refusal.check, refusal.code, refusal.message, over_budget(*self.options.input_rate_limit))
 
     def _noted(self, kind: str, refusal: Refusal, note: bool, raised: bool) -> Refusal:
         if note:
@@ -199,12 +194,7 @@ class InputDesk:
             extra={"server_id": self.server_id, "kind": kind, "check": refusal.check, "code": refusal.code},
         )
 
-    # ------------------------------------------------------------------ the four ways in
-
-    def admit(self, method: str, params: Any, now: float, in_flight: bool) -> Union[Prepared, Refusal]:
-        """One legacy server request through the check path; a refusal is already counted and logged."""
-        checked = self._check(((None, method, params),), True, in_flight, now)
-        return checked if isinstance(checked, Refusal) else checked[0]
+    # ------------------------------------------------------------------ the three ways in (the legacy era's: _protocol/legacy_conn.py)
 
     def check_round(self, requests: Mapping[str, Any]) -> dict[str, Prepared]:
         """Every input request of a modern round through the check path, before any callback.
@@ -216,11 +206,14 @@ class InputDesk:
         if len(requests) > limits["round_requests"]:
             self.stats.add("malformed")
             raise ClientError("protocol", f"the server asked for {len(requests)} inputs in one round, over limits['round_requests']={limits['round_requests']}", check="limit")
-        size = round_size(requests)
+        size = json_size(requests)
         if size > limits["round_bytes"]:
             self.stats.add("malformed")
             raise ClientError("protocol", f"one round's input requests take {size} bytes, over limits['round_bytes']={limits['round_bytes']}", check="limit")
-        checked = self._check([_as_request(key, request) for key, request in requests.items()], budget=True, in_flight=True, raised=True)
+        asked: list[Request] = []
+        for key, request in requests.items():  # _as_request(), inline, in a loop: no call of its own per request
+            asked.append((key, request.get("method"), request.get("params")) if type(request) is dict else (key, None, None))
+        checked = self._check(asked, budget=True, in_flight=True, raised=True)
         if isinstance(checked, Refusal):
             raise refusal_error(checked)
         return dict(zip(requests, checked))
@@ -266,25 +259,25 @@ class InputDesk:
 
     # ------------------------------------------------------------------ one callback (answer_here and answer_round: see __init__)
 
-    def _callback(self, prepared: Prepared, assigns: Optional[Mapping[str, Any]], related: Any, token: Optional[CancelToken]) -> Any:
-        """The callback's context (docs/index.md#the-context), then the handler method for its kind."""
+    def callback(self, prepared: Prepared, assigns: Optional[Mapping[str, Any]], related: Any, token: Optional[CancelToken]) -> Any:
+        """One callback: its context (docs/index.md#the-context), then the handler method for its kind.
+
+        Returns what the handler returned, unchecked.
+
+        Raises:
+            BaseException: whatever the handler raised (``InputRefused`` included).
+        """
         handler = self.handler
         assert handler is not None  # the capability check passed
         ctx = InputContext.for_request(
             self.client_name, self.server_id, self.era.name, assigns, related, prepared.mode, prepared.url, prepared.fields, token
         )
-        return call_handler(handler, prepared, ctx)
-
-    def answer(self, prepared: Prepared, assigns: Optional[Mapping[str, Any]], related: Any, token: CancelToken, what: str) -> Union[JsonDict, Refusal]:
-        """Answer one admitted legacy server request: the callback, then the answer check.
-
-        Returns what to send, or the refusal of the answer (already counted
-        and logged). ``what`` names the request in the log (its method).
-
-        Raises:
-            BaseException: whatever the handler raised (``InputRefused`` included).
-        """
-        return self.check_answer(prepared, self._callback(prepared, assigns, related, token), what)
+        kind = prepared.kind  # call_handler(), inline: once per callback
+        if kind == "elicitation":
+            return handler.handle_elicitation(prepared.params, ctx)
+        if kind == "sampling":
+            return handler.handle_sampling(prepared.params, ctx)
+        return handler.list_roots(ctx)
 
     def check_answer(self, prepared: Prepared, value: Any, what: str, raised: bool = False) -> Union[Refusal, JsonDict]:
         """The answer check; a refusal is counted and logged (see :meth:`note_refusal`), an accepted answer's notes are logged.

@@ -65,7 +65,7 @@ class CallerCallbacks:
         *,
         callback: Callback,
         check_answer: AnswerCheck,
-        timeout: Callable[[str], float],
+        timeouts: Mapping[str, float],
         handler: Optional[InputHandler],
         options: Options,
         stats: Stats,
@@ -74,7 +74,8 @@ class CallerCallbacks:
     ) -> None:
         self._callback = callback
         self._check_answer = check_answer
-        self._timeout = timeout
+        #: ``handler_timeout`` by kind (the desk's table).
+        self._timeouts = timeouts
         self._handler = handler
         self._options = options
         self._stats = stats
@@ -117,7 +118,7 @@ class CallerCallbacks:
         """
         token = token or CancelToken()
         now = _clock.monotonic()
-        timer = self._sweep.track(min(now + self._timeout(step.kind), clock.started + clock.max_total), _expire_token, token)
+        timer = self._sweep.track(min(now + self._timeouts[step.kind], clock.started + clock.max_total), _expire_token, token)
         live = self._live_tokens
         live.add(token)
         if cancel is not None:
@@ -171,7 +172,9 @@ class CallerCallbacks:
         if parallel > 1 and len(prepared) > 1:
             answers = self._answer_parallel(prepared, clock, assigns, parallel, cancel)
         else:
-            answers = {key: self.answer_here(step, clock, assigns, cancel=cancel) for key, step in prepared.items()}
+            answers = {}
+            for key, step in prepared.items():  # a loop, not a comprehension: no call of its own per round
+                answers[key] = self.answer_here(step, clock, assigns, None, cancel)
         if cancel is not None and cancel.is_set():
             raise ClientError("cancelled", "the call was cancelled while its input was answered")
         return answers
@@ -193,7 +196,7 @@ class CallerCallbacks:
         outcomes = run_bounded(
             {key: partial(self._answer_on_worker, step, clock, assigns, tokens[key], cancel) for key, step in prepared.items()},
             parallel,
-            {key: self._timeout(step.kind) for key, step in prepared.items()},
+            {key: self._timeouts[step.kind] for key, step in prepared.items()},
             clock.started + clock.max_total,
             on_failure=cancel_the_others,
             threads=self._input_threads,

@@ -143,6 +143,7 @@ class CallTableMachine(RuleBasedStateMachine):
     @rule(task=call_tasks, stream=st.one_of(st.none(), st.integers(1, 12)), by_stream=st.booleans())
     def tie(self, task: Optional[str], stream: Optional[int], by_stream: bool) -> None:
         inbound = Inbound(f"s{len(self.every)}-{len(self.ties)}", "elicitation/create", "elicitation")
+        inbound.task_id = task
         chosen: Optional[Call] = None
         if task is not None:
             chosen = next((c for c in self.in_flight.values() if c.task_id == task), None)
@@ -152,7 +153,7 @@ class CallTableMachine(RuleBasedStateMachine):
         elif chosen is None:  # stdio: the only call in flight
             calls = [c for c in self.in_flight.values() if c.is_call]
             chosen = calls[0] if len(calls) == 1 else None
-        assert self.table.tie(inbound, self.now, task, stream, by_stream) is chosen
+        assert self.table.tie(inbound, self.now, stream, by_stream) is chosen
         if chosen is not None:
             self.ties[inbound] = chosen
 
@@ -235,17 +236,15 @@ class SlotPool:
         self.size = size
         self.parked: list[tuple[Callable[[], Optional[Callable[[], object]]], Inbound]] = []
 
-    def full(self) -> bool:
-        return len(self.parked) >= self.size
+    @property
+    def free(self) -> int:
+        return self.size - len(self.parked)
 
-    def has_queued(self) -> bool:
-        return False
+    def none_queued(self) -> bool:
+        return True
 
-    def run_here(self, job: Callable[[], Optional[Callable[[], object]]], label: Inbound) -> Optional[bool]:
-        return None  # every job parks, as on a worker
-
-    def start(self, job: Callable[[], Optional[Callable[[], object]]], label: Inbound) -> bool:
-        if self.full():
+    def submit(self, job: Callable[[], Optional[Callable[[], object]]], label: Inbound) -> bool:
+        if self.free <= 0:  # every job parks, as on a worker
             return False
         self.parked.append((job, label))
         return True
@@ -279,7 +278,7 @@ HANDLER_TIMEOUT = 10.0
 
 
 class LegacyAtCapMachine(RuleBasedStateMachine):
-    """The inbox of a legacy engine whose pool has ``cap`` slots, against a model of the open requests."""
+    """The connection of a legacy engine whose pool has ``cap`` slots, against a model of the open requests."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -339,7 +338,7 @@ class LegacyAtCapMachine(RuleBasedStateMachine):
             "refused": ("tools/list", {}),
             "malformed": ("elicitation/create", {"message": "m"}),
         }[kind]
-        full = self.pool.full()
+        full = self.pool.free <= 0
         self.e.on_request(request_id, method, params)
         if key in self.open:
             return  # a duplicate of an open id: dropped, whatever it asks
@@ -400,13 +399,13 @@ class LegacyAtCapMachine(RuleBasedStateMachine):
         self.closing = True
 
     @invariant()
-    def the_inbox_holds_exactly_the_open_requests(self) -> None:
+    def the_connection_holds_exactly_the_open_requests(self) -> None:
         if self.engine is None:
             return
         engine = self.engine
-        assert len(engine.inbox) == len(self.open) <= self.cap
-        assert {jsonrpc.id_key(i) for i in engine.inbox.open_ids()} == set(self.open)
-        assert set(map(id, engine.inbox)) == {id(entry) for entry, _ in self.open.values()}
+        assert len(engine.conn) == len(self.open) <= self.cap
+        assert {jsonrpc.id_key(e.id) for e in engine.conn.open_requests()} == set(self.open)
+        assert set(map(id, engine.conn.open_requests())) == {id(entry) for entry, _ in self.open.values()}
         assert len(engine.sweep) == len(self.open)  # a deadline only for what is open
         assert len(self.pool.parked) <= self.cap
 
@@ -427,7 +426,7 @@ class LegacyAtCapMachine(RuleBasedStateMachine):
                 while self.pool.parked:  # the callbacks return after close: dropped
                     self.pool.run(0)
                 self.each_id_got_what_it_is_owed()
-                assert len(self.engine.inbox) == 0 and len(self.engine.sweep) == 0
+                assert len(self.engine.conn) == 0 and len(self.engine.sweep) == 0
         finally:
             self.freezer.stop()
 

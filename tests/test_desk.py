@@ -22,6 +22,7 @@ from mcp_input_sync._input import InputDesk
 from mcp_input_sync._input_rounds import refusal_error
 from mcp_input_sync._protocol.checks import Prepared, Refusal
 from mcp_input_sync._protocol.deadlines import CallClock
+from mcp_input_sync._protocol.legacy_conn import LegacyConnection, Said
 from mcp_input_sync._protocol.modern import PendingCall
 from mcp_input_sync._protocol.urls import UrlFacts
 from mcp_input_sync._runtime.deadlines import DeadlineSweep
@@ -64,6 +65,23 @@ class Recorder(mis.InputHandler):
     def list_roots(self, ctx: mis.InputContext) -> JsonDict:
         self.contexts.append(ctx)
         return {"roots": [{"uri": "file:///tmp"}]}
+
+
+def admit(desk: InputDesk, method: str, params: Any) -> Any:
+    """A legacy server request through the connection the legacy engine builds on ``desk`` (its checks, budget and
+    timeouts), its refusal counted and logged by the desk as the engine has it: the Prepared, or the Refusal."""
+    conn = LegacyConnection(desk.checks, desk.take_budget, desk.timeouts, CancelToken, threading.Lock())
+    got = conn.receive(1, method, params, _clock.monotonic(), True)
+    if isinstance(got, Said):
+        assert got.refusal is not None
+        desk.note_refusal(got.kind, got.refusal)
+        return got.refusal
+    return got.prepared
+
+
+def legacy_answer(desk: InputDesk, prepared: Prepared, assigns: Any, related: Any, token: CancelToken, what: str) -> Any:
+    """A legacy callback as the engine runs it: the desk's callback, then its answer check."""
+    return desk.check_answer(prepared, desk.callback(prepared, assigns, related, token), what)
 
 
 def make_desk(
@@ -123,7 +141,7 @@ KINDS = {"elicitation/create": "elicitation", "sampling/createMessage": "samplin
 @pytest.mark.parametrize(("method", "params", "caps", "outcome"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_a_legacy_request_is_checked_by_the_table(method: str, params: Any, caps: JsonDict, outcome: Any) -> None:
     desk = make_desk(caps=caps)
-    got = desk.admit(method, params, _clock.monotonic(), True)
+    got = admit(desk, method, params)
     if isinstance(outcome, str):
         assert isinstance(got, Prepared) and got.kind == outcome
         assert refused(desk) == {}
@@ -246,8 +264,8 @@ def test_a_round_over_its_limits_is_refused_before_any_check() -> None:
 def test_a_legacy_request_over_the_budget_is_refused_generically_and_logged_with_the_option(caplog: pytest.LogCaptureFixture) -> None:
     desk = make_desk(input_rate_limit=(0.001, 1))
     now = _clock.monotonic()
-    assert isinstance(desk.admit("elicitation/create", FORM, now, True), Prepared)
-    over = desk.admit("elicitation/create", FORM, now, True)
+    assert isinstance(admit(desk, "elicitation/create", FORM), Prepared)
+    over = admit(desk, "elicitation/create", FORM)
     assert isinstance(over, Refusal) and (over.check, over.code) == ("budget", -32000)
     assert "input_rate_limit" not in over.message and "input_rate_limit" in over.detail  # the server never sees the option
     assert "input_rate_limit" in caplog.text
@@ -257,8 +275,8 @@ def test_a_legacy_request_over_the_budget_is_refused_generically_and_logged_with
 def test_a_refused_request_takes_no_token() -> None:
     desk = make_desk(input_rate_limit=(0.001, 1))
     now = _clock.monotonic()
-    assert isinstance(desk.admit("tools/call", {}, now, True), Refusal)  # step 1 refuses before the budget
-    assert isinstance(desk.admit("elicitation/create", FORM, now, True), Prepared)
+    assert isinstance(admit(desk, "tools/call", {}), Refusal)  # step 1 refuses before the budget
+    assert isinstance(admit(desk, "elicitation/create", FORM), Prepared)
 
 
 def test_a_round_takes_its_tokens_all_or_none_and_says_which_option_to_raise() -> None:
@@ -276,8 +294,8 @@ def test_a_round_takes_its_tokens_all_or_none_and_says_which_option_to_raise() -
 def test_sampling_over_the_budget_gets_the_rejection_code() -> None:
     desk = make_desk(input_rate_limit=(0.001, 1))
     now = _clock.monotonic()
-    assert isinstance(desk.admit("sampling/createMessage", SAMPLE, now, True), Prepared)
-    over = desk.admit("sampling/createMessage", SAMPLE, now, True)
+    assert isinstance(admit(desk, "sampling/createMessage", SAMPLE), Prepared)
+    over = admit(desk, "sampling/createMessage", SAMPLE)
     assert isinstance(over, Refusal) and (over.check, over.code) == ("budget", -1)
 
 
@@ -287,10 +305,10 @@ def test_sampling_over_the_budget_gets_the_rejection_code() -> None:
 def test_a_legacy_answer_runs_the_handler_with_its_context_and_checks_the_answer() -> None:
     handler = Recorder()
     desk = make_desk(handler)
-    prepared = desk.admit("elicitation/create", FORM, _clock.monotonic(), True)
+    prepared = admit(desk, "elicitation/create", FORM)
     assert isinstance(prepared, Prepared)
     token = CancelToken()
-    answer = desk.answer(prepared, {"user": "ada"}, 42, token, "elicitation/create")
+    answer = legacy_answer(desk, prepared, {"user": "ada"}, 42, token, "elicitation/create")
     assert answer == {"action": "accept", "content": {"answer": "yes"}}
     (ctx,) = handler.contexts
     assert (ctx.client, ctx.server_id, ctx.era, ctx.related_request_id, ctx.mode) == ("desk-test", "srv", "legacy", 42, "form")
@@ -303,18 +321,18 @@ def test_a_legacy_answer_runs_the_handler_with_its_context_and_checks_the_answer
 def test_a_url_elicitation_context_carries_the_checked_url() -> None:
     handler = Recorder()
     desk = make_desk(handler)
-    prepared = desk.admit("elicitation/create", URL, _clock.monotonic(), True)
+    prepared = admit(desk, "elicitation/create", URL)
     assert isinstance(prepared, Prepared)
-    assert desk.answer(prepared, None, None, CancelToken(), "elicitation/create") == {"action": "accept"}
+    assert legacy_answer(desk, prepared, None, None, CancelToken(), "elicitation/create") == {"action": "accept"}
     (ctx,) = handler.contexts
     assert (ctx.mode, ctx.url, ctx.host, ctx.origin_mismatch) == ("url", URL["url"], "example.com", False)
 
 
 def test_an_invalid_answer_is_refused_counted_and_never_raised() -> None:
     desk = make_desk(Recorder(answer={"action": "sure"}))
-    prepared = desk.admit("elicitation/create", FORM, _clock.monotonic(), True)
+    prepared = admit(desk, "elicitation/create", FORM)
     assert isinstance(prepared, Prepared)
-    verdict = desk.answer(prepared, None, None, CancelToken(), "elicitation/create")
+    verdict = legacy_answer(desk, prepared, None, None, CancelToken(), "elicitation/create")
     assert isinstance(verdict, Refusal) and (verdict.check, verdict.code) == ("answer", -32603)
     assert refused(desk) == {"elicitation": {"answer": 1}}
 
@@ -325,10 +343,10 @@ def test_what_the_handler_raises_reaches_the_engine() -> None:
             raise mis.InputRefused(-1, "no")
 
     desk = make_desk(Refusing())
-    prepared = desk.admit("elicitation/create", FORM, _clock.monotonic(), True)
+    prepared = admit(desk, "elicitation/create", FORM)
     assert isinstance(prepared, Prepared)
     with pytest.raises(mis.InputRefused):
-        desk.answer(prepared, None, None, CancelToken(), "elicitation/create")
+        legacy_answer(desk, prepared, None, None, CancelToken(), "elicitation/create")
 
 
 def test_a_callback_here_is_served_and_counted() -> None:

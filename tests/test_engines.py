@@ -30,7 +30,7 @@ from mcp_input_sync._input import InputDesk
 from mcp_input_sync._notifications import NotificationRouter
 from mcp_input_sync._port import Port
 from mcp_input_sync._protocol import jsonrpc
-from mcp_input_sync._protocol.checks import Prepared, Refusal
+from mcp_input_sync._protocol.checks import CheckConfig, InputChecks, Prepared, Refusal
 from mcp_input_sync._protocol.eras import MODERN_VERSION
 from mcp_input_sync._protocol.modern import META_CAPABILITIES, META_LOG_LEVEL, META_VERSION, MetaStamp, PendingCall, RetryStamp, retry_params
 from mcp_input_sync._runtime.deadlines import DeadlineSweep
@@ -482,28 +482,23 @@ def test_a_server_request_in_the_modern_era_is_counted_and_never_answered() -> N
 
 
 class FakeDesk:
-    """Records what the engine asks of the desk for one server request."""
+    """The desk as the legacy engine sees it: the real checks (elicitation declared), a recorded callback."""
 
     def __init__(self, verdict: Any = None) -> None:
         self.asked: list[str] = []
         self.stats = Stats()
         self.server_id = "srv"
         self.handler = None
+        self.checks = InputChecks(CheckConfig(kinds=frozenset({"elicitation"})), float("inf"), 10, 0.0)
+        self.timeouts = {"elicitation": 5.0, "sampling": 5.0, "roots": 5.0}
         self.verdict = verdict if verdict is not None else {"action": "accept", "content": {}}
         self.noted: list[tuple[str, str]] = []
 
-    def admit(self, method: str, params: Any, now: float, in_flight: bool) -> Any:
-        self.asked.append("admit")
-        if method != "elicitation/create":
-            return Refusal("method", jsonrpc.METHOD_NOT_FOUND, "method not found")
-        return Prepared("elicitation", params)
+    def take_budget(self, kinds: list[str], now: float) -> Optional[Refusal]:
+        raise AssertionError("an unlimited rate takes no budget")
 
-    def timeout(self, kind: str) -> float:
-        self.asked.append("timeout")
-        return 5.0
-
-    def answer(self, prepared: Prepared, assigns: Any, related: Any, token: CancelToken, what: str) -> Any:
-        self.asked.append("answer")
+    def callback(self, prepared: Prepared, assigns: Any, related: Any, token: CancelToken) -> Any:
+        self.asked.append("callback")
         return self.verdict
 
     def note_refusal(self, kind: str, refusal: Refusal) -> None:
@@ -512,19 +507,18 @@ class FakeDesk:
         self.stats.refuse(kind, refusal.check)
 
 
+Job = Callable[[], Optional[Callable[[], object]]]
+
+
 class InlinePool:
     """Runs each job and its follow-up at once, on the calling thread."""
 
-    def full(self) -> bool:
-        return False
+    free = 8
 
-    def has_queued(self) -> bool:
-        return False
+    def none_queued(self) -> bool:
+        return True
 
-    def run_here(self, job: Callable[[], Optional[Callable[[], object]]], label: object) -> Optional[bool]:
-        return None  # to start(), as a pool without a relay does
-
-    def start(self, job: Callable[[], Optional[Callable[[], object]]], label: object) -> bool:
+    def submit(self, job: Job, label: object) -> bool:
         follow_up = job()
         if follow_up is not None:
             follow_up()
@@ -532,32 +526,26 @@ class InlinePool:
 
 
 class HerePool(InlinePool):
-    """Runs quick jobs on the reader (``run_here``), as a pool with a relay does; ``start`` is never needed."""
+    """Runs quick jobs on the reader, as a pool with a relay does; with ``free`` False its one slot was taken meanwhile."""
 
     def __init__(self, free: bool = True) -> None:
-        self.free = free
+        self.has_slot = free
         self.here = 0
 
-    def run_here(self, job: Callable[[], Optional[Callable[[], object]]], label: object) -> Optional[bool]:
-        if not self.free:
+    def submit(self, job: Job, label: object) -> bool:
+        if not self.has_slot:
             return False
         self.here += 1
-        follow_up = job()
-        if follow_up is not None:
-            follow_up()
-        return True
-
-    def start(self, job: Callable[[], Optional[Callable[[], object]]], label: object) -> bool:
-        raise AssertionError("a job run here is not started again")
+        return super().submit(job, label)
 
 
 class ParkedPool(InlinePool):
     """Takes every job and runs none until :meth:`run_parked`: the callbacks are still running."""
 
     def __init__(self) -> None:
-        self.jobs: list[Callable[[], Optional[Callable[[], object]]]] = []
+        self.jobs: list[Job] = []
 
-    def start(self, job: Callable[[], Optional[Callable[[], object]]], label: object) -> bool:
+    def submit(self, job: Job, label: object) -> bool:
         self.jobs.append(job)
         return True
 
@@ -569,33 +557,28 @@ class ParkedPool(InlinePool):
 
 
 class FullPool(InlinePool):
-    """Every slot taken: ``full()`` says so."""
+    """Every slot taken: ``free`` says so."""
+
+    free = 0
 
     def __init__(self) -> None:
         self.starts = 0
 
-    def full(self) -> bool:
-        return True
-
-    def start(self, job: Callable[[], Optional[Callable[[], object]]], label: object) -> bool:
+    def submit(self, job: Job, label: object) -> bool:
         self.starts += 1
         return False
 
 
 class RacedPool(FullPool):
-    """The last slot went to another reader between ``full()`` and ``start()`` (HTTP: two streams at once)."""
+    """The last slot went to another reader between reading ``free`` and ``submit()`` (HTTP: two streams at once)."""
 
-    def full(self) -> bool:
-        return False
+    free = 1
 
 
 class ShutPool(InlinePool):
-    """Shut down meanwhile: ``start()`` raises, as ``HandlerPool.start`` does (``run_here`` too)."""
+    """Shut down meanwhile: ``submit()`` raises, as ``HandlerPool.submit`` does."""
 
-    def run_here(self, job: Callable[[], Optional[Callable[[], object]]], label: object) -> Optional[bool]:
-        raise RuntimeError("pool is shut down")
-
-    def start(self, job: Callable[[], Optional[Callable[[], object]]], label: object) -> bool:
+    def submit(self, job: Job, label: object) -> bool:
         raise RuntimeError("pool is shut down")
 
 
@@ -629,50 +612,51 @@ def by_id(answer: JsonDict) -> str:
 
 
 BUSY_ANSWER = error_answer(12, -32000, "busy: too many requests in flight")
+FORM_PARAMS = {"message": "m", "requestedSchema": {"type": "object", "properties": {}}}
 
 
-def test_the_engine_asks_the_desk_three_things_and_writes_the_one_answer() -> None:
+def test_the_engine_asks_the_desk_for_the_callback_and_writes_the_one_answer() -> None:
     desk, sent = FakeDesk(), new_list()
     engine = legacy_engine(desk, sent)
-    engine.on_request(7, "elicitation/create", {"message": "m"})
-    assert desk.asked == ["admit", "timeout", "answer"]
+    engine.on_request(7, "elicitation/create", FORM_PARAMS)
+    assert desk.asked == ["callback"]
     assert sent == [{"jsonrpc": "2.0", "id": 7, "result": {"action": "accept", "content": {}}}]
     assert desk.stats.snapshot()["served"] == 1
-    assert len(engine.inbox) == 0 and len(engine.sweep) == 0  # settled, and off the sweep
+    assert len(engine.conn) == 0 and len(engine.sweep) == 0  # settled, and off the sweep
 
 
 def test_a_job_the_pool_runs_on_the_reader_is_answered_once_and_never_started_again() -> None:
     desk, sent, pool = FakeDesk(), new_list(), HerePool()
     engine = legacy_engine(desk, sent, pool=pool)
-    engine.on_request(7, "elicitation/create", {"message": "m"})
-    assert pool.here == 1 and desk.asked == ["admit", "timeout", "answer"]
+    engine.on_request(7, "elicitation/create", FORM_PARAMS)
+    assert pool.here == 1 and desk.asked == ["callback"]
     assert sent == [{"jsonrpc": "2.0", "id": 7, "result": {"action": "accept", "content": {}}}]
-    assert len(engine.inbox) == 0 and len(engine.sweep) == 0
+    assert len(engine.conn) == 0 and len(engine.sweep) == 0
 
 
-def test_a_job_the_reader_finds_no_slot_for_is_answered_busy_through_the_inbox() -> None:
+def test_a_job_the_reader_finds_no_slot_for_is_answered_busy_through_the_connection() -> None:
     desk, sent = FakeDesk(), new_list()
     engine = legacy_engine(desk, sent, pool=HerePool(free=False))
-    engine.on_request(12, "elicitation/create", {"message": "m"})
+    engine.on_request(12, "elicitation/create", FORM_PARAMS)
     assert sent == [BUSY_ANSWER] and desk.noted == [("elicitation", "busy")]
-    assert len(engine.inbox) == 0 and len(engine.sweep) == 0
+    assert len(engine.conn) == 0 and len(engine.sweep) == 0
 
 
-def test_a_refusal_of_the_desk_is_written_as_it_is() -> None:
+def test_a_refusal_of_the_checks_is_written_counted_and_logged_by_the_desk() -> None:
     desk, sent = FakeDesk(), new_list()
     engine = legacy_engine(desk, sent)
     engine.on_request(8, "tools/call", {})
-    assert desk.asked == ["admit"]
-    assert sent == [error_answer(8, -32601, "method not found")]
-    assert desk.noted == []  # the desk counted it itself
+    assert desk.asked == []
+    assert sent == [error_answer(8, -32601, "method not found: 'tools/call'")]
+    assert desk.noted == [("other", "method")]
 
 
 def test_a_refused_answer_is_written_as_an_error() -> None:
-    desk, sent = FakeDesk(Refusal("answer", jsonrpc.INTERNAL_ERROR, "the input handler returned an invalid answer")), new_list()
+    desk, sent = FakeDesk({"action": "sure"}), new_list()
     engine = legacy_engine(desk, sent)
-    engine.on_request(9, "elicitation/create", {"message": "m"})
+    engine.on_request(9, "elicitation/create", FORM_PARAMS)
     assert sent == [error_answer(9, -32603, "the input handler returned an invalid answer")]
-    assert desk.stats.snapshot()["served"] == 0
+    assert desk.stats.snapshot()["served"] == 0 and desk.noted == [("elicitation", "answer")]
 
 
 def test_a_request_past_its_handler_timeout_is_answered_by_the_engines_sweep() -> None:
@@ -680,14 +664,14 @@ def test_a_request_past_its_handler_timeout_is_answered_by_the_engines_sweep() -
         desk, sent, watch = FakeDesk(), new_list(), Watch()
         pool = ParkedPool()  # the callback never gets to run
         engine = legacy_engine(desk, sent, watch, pool)
-        engine.on_request(10, "elicitation/create", {"message": "m"})
+        engine.on_request(10, "elicitation/create", FORM_PARAMS)
         (sweep,) = watch.registered
-        (entry,) = list(engine.inbox)
+        (entry,) = engine.conn.open_requests()
         frozen.tick(6)
         sweep()
         assert sent == [error_answer(10, -32603, "the input handler timed out")]
         assert entry.token.reason == "timeout" and desk.stats.snapshot()["timed_out"] == 1
-        assert len(engine.inbox) == 0
+        assert len(engine.conn) == 0
         pool.run_parked()  # the late answer is dropped
         assert len(sent) == 1 and desk.stats.snapshot().get("served", 0) == 0
 
@@ -696,28 +680,28 @@ def test_a_request_the_server_cancels_is_taken_off_the_sweep_and_never_answered(
     desk, sent = FakeDesk(), new_list()
     pool = ParkedPool()
     engine = legacy_engine(desk, sent, pool=pool)
-    engine.on_request(11, "elicitation/create", {"message": "m"})
-    (entry,) = list(engine.inbox)
+    engine.on_request(11, "elicitation/create", FORM_PARAMS)
+    (entry,) = engine.conn.open_requests()
     engine.on_cancelled(11)
-    assert sent == [] and len(engine.inbox) == 0 and len(engine.sweep) == 0
+    assert sent == [] and len(engine.conn) == 0 and len(engine.sweep) == 0
     assert entry.token.reason == "cancelled by the server"
     pool.run_parked()
     assert sent == []
 
 
-@pytest.mark.parametrize("pool_type, asked", [(FullPool, ["admit"]), (RacedPool, ["admit", "timeout"])], ids=["full", "lost-race"])
-def test_the_request_over_the_cap_is_answered_busy_once_and_counted(pool_type: type[FullPool], asked: list[str]) -> None:
-    # full: refused before it is opened. lost-race: full() said a slot was free, start() found none
+@pytest.mark.parametrize("pool_type", [FullPool, RacedPool], ids=["full", "lost-race"])
+def test_the_request_over_the_cap_is_answered_busy_once_and_counted(pool_type: type[FullPool]) -> None:
+    # full: refused before it is opened. lost-race: ``free`` said a slot was free, submit() found none
     # (over HTTP two readers can take slots at once): the request, open already, is answered busy
-    # through the inbox all the same, and taken off the sweep
+    # through the connection all the same, and taken off the sweep
     desk, sent, pool = FakeDesk(), new_list(), pool_type()
     engine = legacy_engine(desk, sent, pool=pool)
-    engine.on_request(12, "elicitation/create", {"message": "m"})
+    engine.on_request(12, "elicitation/create", FORM_PARAMS)
     assert sent == [BUSY_ANSWER]
-    assert desk.asked == asked  # no callback
+    assert desk.asked == []  # no callback
     assert desk.noted == [("elicitation", "busy")]
     assert dict(desk.stats.snapshot()["refused"]["elicitation"]) == {"busy": 1}
-    assert len(engine.inbox) == 0 and len(engine.sweep) == 0
+    assert len(engine.conn) == 0 and len(engine.sweep) == 0
     assert pool.starts == (0 if pool_type is FullPool else 1)
     engine.on_cancelled(12)  # too late: nothing more
     engine.close(True)
@@ -727,25 +711,25 @@ def test_the_request_over_the_cap_is_answered_busy_once_and_counted(pool_type: t
 def test_a_request_when_the_pool_has_shut_down_is_answered_closing_once() -> None:
     desk, sent = FakeDesk(), new_list()
     engine = legacy_engine(desk, sent, pool=ShutPool())
-    engine.on_request(13, "elicitation/create", {"message": "m"})
+    engine.on_request(13, "elicitation/create", FORM_PARAMS)
     assert sent == [error_answer(13, -32603, "the client is closing")]
-    assert desk.noted == [] and len(engine.inbox) == 0 and len(engine.sweep) == 0
+    assert desk.noted == [] and len(engine.conn) == 0 and len(engine.sweep) == 0
 
 
 def test_an_id_reused_while_open_is_dropped_and_the_first_keeps_its_one_answer() -> None:
     desk, sent = FakeDesk(), new_list()
     pool = ParkedPool()
     engine = legacy_engine(desk, sent, pool=pool)
-    engine.on_request(5, "elicitation/create", {"message": "first"})
-    engine.on_request(5, "elicitation/create", {"message": "again"})
-    assert sent == [] and desk.asked == ["admit", "timeout"]  # the duplicate never reached the desk
-    assert len(engine.inbox) == 1 and len(pool.jobs) == 1
-    engine.on_request("5", "elicitation/create", {"message": "a string id"})  # another id
-    assert len(engine.inbox) == 2 and len(pool.jobs) == 2
+    engine.on_request(5, "elicitation/create", dict(FORM_PARAMS, message="first"))
+    engine.on_request(5, "elicitation/create", dict(FORM_PARAMS, message="again"))
+    assert sent == [] and desk.asked == []  # the duplicate never reached the pool
+    assert len(engine.conn) == 1 and len(pool.jobs) == 1
+    engine.on_request("5", "elicitation/create", dict(FORM_PARAMS, message="a string id"))  # another id
+    assert len(engine.conn) == 2 and len(pool.jobs) == 2
     pool.run_parked()
     assert sorted((answer["id"] for answer in sent), key=repr) == ["5", 5]
-    assert all("result" in answer for answer in sent) and len(engine.inbox) == 0
-    engine.on_request(5, "elicitation/create", {"message": "once answered, the id is free"})
+    assert all("result" in answer for answer in sent) and len(engine.conn) == 0
+    engine.on_request(5, "elicitation/create", dict(FORM_PARAMS, message="once answered, the id is free"))
     assert len(pool.jobs) == 3
 
 
@@ -756,13 +740,13 @@ def test_ping_is_answered_at_once_without_the_desk_or_a_slot() -> None:
     engine.on_request(14, "ping", None)
     engine.on_request("p", "ping", {})
     assert sent == [{"jsonrpc": "2.0", "id": 14, "result": {}}, {"jsonrpc": "2.0", "id": "p", "result": {}}]
-    assert desk.asked == [] and pool.starts == 0 and len(engine.inbox) == 0
+    assert desk.asked == [] and pool.starts == 0 and len(engine.conn) == 0
 
 
 def test_a_request_with_an_id_of_no_valid_type_is_answered_invalid_without_an_id() -> None:
     desk, sent = FakeDesk(), new_list()
     engine = legacy_engine(desk, sent)
-    engine.on_request(1.5, "elicitation/create", {"message": "m"})
+    engine.on_request(1.5, "elicitation/create", FORM_PARAMS)
     engine.on_request(None, "ping", None)
     assert sent == [error_answer(None, -32600, "invalid request id")] * 2
     assert desk.asked == []
@@ -772,28 +756,28 @@ def test_close_answers_what_is_open_once_and_drops_the_late_answers() -> None:
     desk, sent = FakeDesk(), new_list()
     pool = ParkedPool()
     engine = legacy_engine(desk, sent, pool=pool)
-    engine.on_request(1, "elicitation/create", {"message": "m"})
-    engine.on_request("two", "elicitation/create", {"message": "m"})
-    entries = list(engine.inbox)
+    engine.on_request(1, "elicitation/create", FORM_PARAMS)
+    engine.on_request("two", "elicitation/create", FORM_PARAMS)
+    entries = engine.conn.open_requests()
     engine.close(True)
     assert sorted(sent, key=by_id) == sorted(
         [error_answer(1, -32603, "the client is closing"), error_answer("two", -32603, "the client is closing")], key=by_id
     )
     assert [entry.token.reason for entry in entries] == ["closed", "closed"]
-    assert len(engine.inbox) == 0 and len(engine.sweep) == 0
+    assert len(engine.conn) == 0 and len(engine.sweep) == 0
     pool.run_parked()  # the callbacks return after close: their answers are dropped
     engine.close(True)  # closing again answers nothing twice
     assert len(sent) == 2 and desk.stats.snapshot().get("served", 0) == 0
-    engine.on_request(3, "elicitation/create", {"message": "after close"})
+    engine.on_request(3, "elicitation/create", dict(FORM_PARAMS, message="after close"))
     assert sent[-1] == error_answer(3, -32603, "the client is closing") and len(sent) == 3
-    assert len(pool.jobs) == 2 and len(engine.inbox) == 0
+    assert len(pool.jobs) == 2 and len(engine.conn) == 0
 
 
 def test_close_without_answering_sets_the_tokens_and_writes_nothing() -> None:
     desk, sent = FakeDesk(), new_list()
     pool = ParkedPool()
     engine = legacy_engine(desk, sent, pool=pool)
-    engine.on_request(1, "elicitation/create", {"message": "m"})
-    (entry,) = list(engine.inbox)
+    engine.on_request(1, "elicitation/create", FORM_PARAMS)
+    (entry,) = engine.conn.open_requests()
     engine.close(False)
     assert sent == [] and entry.token.reason == "closed"

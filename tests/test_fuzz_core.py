@@ -17,7 +17,7 @@ What each test proves:
 * ``test_classify_*``: ``classify`` never raises and agrees with the
   JSON-RPC definition; ids ``1``, ``"1"`` and ``True`` are kept apart.
 * ``InboxMachine``: any sequence of admit / answer / cancel / duplicate on
-  a ``LegacyInbox`` answers each admitted request at most once, a
+  the legacy connection answers each admitted request at most once, a
   duplicate of an open id is refused, a cancelled one can no longer be
   answered, and the inbox holds exactly the open requests (bounded).
 * ``ClockMachine``: any sequence of pause / resume / time steps keeps
@@ -35,8 +35,8 @@ What each test proves:
   the true id or none (one known exception, an integer id cut at the
   salvage window, is the strict xfail below).
 * ``RoundsMachine``: a modern server's sequence of ``input_required``
-  results: ``result_type``/``parse_round`` raise only
-  ``ProtocolViolation``; the retry params are the original ones plus
+  results: the round driver (``RoundDriver.next``) raises only
+  ``RoundRefused``; the retry params are the original ones plus
   ``inputResponses`` with the round's keys and the ``requestState``
   echoed byte for byte (through the encoder, lone surrogates included);
   ``PendingCall`` round-trips through JSON and ``from_json`` of any text
@@ -63,10 +63,12 @@ from mcp_input_sync._protocol import jsonrpc, modern
 from mcp_input_sync._protocol.budget import TokenBucket
 from mcp_input_sync._protocol.deadlines import MAX_TOTAL, TIMEOUT, CallClock
 from mcp_input_sync._protocol.checks import CheckConfig, InputChecks, Prepared, Refusal
-from mcp_input_sync._protocol.inbox import LegacyInbox
+from mcp_input_sync._protocol.legacy_conn import Inbound
+from mcp_input_sync._protocol.rounds import ASK, DONE, FOLLOW, WAIT, RoundDriver, RoundRefused
 from mcp_input_sync._protocol.eras import ProtocolViolation
 
 from .fuzz_profiles import MACHINE, PURE
+from .test_legacy_conn import connection
 
 # ---------------------------------------------------------------------------- strategies
 
@@ -218,37 +220,45 @@ inbox_ids = st.one_of(st.integers(-2, 4), st.sampled_from(["", "0", "1", "x", "\
 
 
 class InboxMachine(RuleBasedStateMachine):
-    """Exactly one answer per admitted request; a cancelled one gets none."""
+    """The legacy connection's inbox: exactly one answer per admitted request; a cancelled one gets none."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.inbox: LegacyInbox[object] = LegacyInbox()
-        self.model: dict[Any, object] = {}  # id_key -> entry
-        self.answers: dict[object, int] = {}  # entry -> answers written
-        self.cancelled: set[object] = set()
+        self.conn = connection()
+        self.model: dict[Any, Inbound] = {}  # id_key -> entry
+        self.answers: dict[Inbound, int] = {}  # entry -> answers written
+        self.cancelled: set[Inbound] = set()
 
     @rule(rid=inbox_ids)
     def admit(self, rid: Any) -> None:
-        entry = object()
-        admitted = self.inbox.admit(rid, entry)
+        got = self.conn.receive(rid, "roots/list", None, 0.0, False)
         key = jsonrpc.id_key(rid)
-        assert admitted == (key not in self.model)
-        if admitted:
-            self.model[key] = entry
-            self.answers[entry] = 0
+        assert isinstance(got, Inbound) == (key not in self.model)
+        if isinstance(got, Inbound):
+            self.model[key] = got
+            self.answers[got] = 0
 
     @rule(rid=inbox_ids)
     def answer(self, rid: Any) -> None:
-        got = self.inbox.settle(rid)
+        entry = self.conn.get(rid)
         expected = self.model.pop(jsonrpc.id_key(rid), None)
-        assert got is expected
-        if got is not None:
-            assert got not in self.cancelled
-            self.answers[got] += 1
+        assert entry is expected
+        if entry is not None:
+            assert self.conn.answer(entry, {"roots": []}) is not None
+            assert entry not in self.cancelled
+            self.answers[entry] += 1
+
+    @rule(data=st.data())
+    def late_answer(self, data: st.DataObject) -> None:
+        """Any entry answered or cancelled before gets nothing more, whatever its id does now."""
+        done = [e for e in self.answers if e.done]
+        if done:
+            entry = data.draw(st.sampled_from(done))
+            assert self.conn.fail(entry, -32603, "late") is None
 
     @rule(rid=st.one_of(inbox_ids, ids, json_values))
     def cancel(self, rid: Any) -> None:
-        got = self.inbox.cancel(rid)
+        got = self.conn.cancelled(rid)
         if type(rid) in (int, str):
             expected = self.model.pop(jsonrpc.id_key(rid), None)
             assert got is expected
@@ -259,22 +269,21 @@ class InboxMachine(RuleBasedStateMachine):
 
     @rule(rid=inbox_ids)
     def peek(self, rid: Any) -> None:
-        assert self.inbox.get(rid) is self.model.get(jsonrpc.id_key(rid))
+        assert self.conn.get(rid) is self.model.get(jsonrpc.id_key(rid))
+        assert self.conn.is_open(rid) == (jsonrpc.id_key(rid) in self.model)
 
     @invariant()
     def at_most_one_answer_and_bounded(self) -> None:
         assert all(n <= 1 for n in self.answers.values())
-        assert len(self.inbox) == len(self.model)
-        assert {jsonrpc.id_key(i) for i in self.inbox.open_ids()} == set(self.model)
-        assert set(map(id, self.inbox)) == set(map(id, self.model.values()))
+        assert len(self.conn) == len(self.model)
+        assert set(map(id, self.conn.open_requests())) == set(map(id, self.model.values()))
 
     def teardown(self) -> None:
         # Whatever is still open gets its one answer (close()); then the inbox is empty.
-        for rid in self.inbox.open_ids():
-            entry = self.inbox.settle(rid)
-            assert entry is not None and entry not in self.cancelled
+        for entry in self.conn.close():
+            assert self.conn.fail(entry, -32603, "the client is closing") is not None and entry not in self.cancelled
             self.answers[entry] += 1
-        assert len(self.inbox) == 0
+        assert len(self.conn) == 0
         for entry, n in self.answers.items():
             assert n == (0 if entry in self.cancelled else 1)
 
@@ -514,44 +523,45 @@ class RoundsMachine(RuleBasedStateMachine):
         self.original: dict[str, Any] = {"name": "t"}
         self.params: dict[str, Any] = dict(self.original)
         self.rounds = 0
-        self.declined: frozenset[str] = frozenset()
+        self.tasks = True
+        self.driver = RoundDriver(self.method, self.params, tasks=self.tasks, max_rounds=10**6)
 
-    @rule(method=st.sampled_from(sorted(modern.INPUT_REQUIRED_METHODS) + ["tools/list", "server/discover"]), original=originals)
-    def new_call(self, method: str, original: dict[str, Any]) -> None:
-        self.method, self.original = method, original
+    @rule(method=st.sampled_from(sorted(modern.INPUT_REQUIRED_METHODS) + ["tools/list", "server/discover"]), original=originals, tasks=st.booleans())
+    def new_call(self, method: str, original: dict[str, Any], tasks: bool) -> None:
+        self.method, self.original, self.tasks = method, original, tasks
         self.params = dict(original)
         self.rounds = 0
-        self.declined = frozenset()
+        self.driver = RoundDriver(method, self.params, tasks=tasks, max_rounds=10**6)
 
-    @rule(result=round_results, tasks=st.booleans(), decline=st.booleans(), answer=json_values)
-    def server_answers(self, result: dict[str, Any], tasks: bool, decline: bool, answer: Any) -> None:
+    @rule(result=round_results, decline=st.booleans(), answer=json_values)
+    def server_answers(self, result: dict[str, Any], decline: bool, answer: Any) -> None:
         try:
-            kind = modern.result_type(result, self.method, tasks)
-        except ProtocolViolation:
+            step = self.driver.next(result)
+        except RoundRefused as refused:
+            assert refused.kind in ("protocol", "declined") and refused.check in ("result", "reask")
+            self.driver = RoundDriver(self.method, self.params, tasks=self.tasks, max_rounds=10**6)  # the call failed: a new one
             return
-        assert kind in (modern.COMPLETE, modern.INPUT_REQUIRED, modern.TASK)
-        if kind == modern.TASK:
-            assert tasks and self.method == "tools/call"
-        if kind != modern.INPUT_REQUIRED:
+        assert step in (DONE, FOLLOW, ASK, WAIT)
+        if step is FOLLOW:
+            assert self.tasks and self.method == "tools/call" and isinstance(self.driver.task_id, str)
+        if step is DONE or step is FOLLOW:
+            self.driver = RoundDriver(self.method, self.params, tasks=self.tasks, max_rounds=10**6)
             return
         assert self.method in modern.INPUT_REQUIRED_METHODS
-        try:
-            round_ = modern.parse_round(result)
-        except ProtocolViolation:
-            return
-        assert list(round_.requests) == sorted(round_.requests)
+        requests = self.driver.requests
+        assert list(requests) == sorted(requests) and bool(requests) == (step is ASK)
         state = result.get("requestState")
-        assert round_.state is state  # never parsed nor copied
-        modern.reasked(self.declined, round_)
+        assert self.driver.state is state  # never parsed nor copied
         self.rounds += 1
-        responses = {key: answer for key in round_.requests}
-        retry = modern.retry_params(self.params, responses, round_.state)
+        assert self.driver.rounds == self.rounds
+        responses = {key: answer for key in requests}
+        retry = modern.retry_params(self.params, responses, self.driver.state)
         # The original params are unchanged; only inputResponses and requestState are ours.
         assert {k: v for k, v in retry.items() if k not in ("inputResponses", "requestState")} == {
             k: v for k, v in self.original.items() if k not in ("inputResponses", "requestState", "_meta")
         }
         if responses:
-            assert retry["inputResponses"] == responses and list(retry["inputResponses"]) == list(round_.requests)
+            assert retry["inputResponses"] == responses and list(retry["inputResponses"]) == list(requests)
         else:
             assert "inputResponses" not in retry
         if state is None:
@@ -566,7 +576,9 @@ class RoundsMachine(RuleBasedStateMachine):
             assert echoed["requestState"] == state
             assert echoed["requestState"].encode("utf-8", "surrogatepass") == state.encode("utf-8", "surrogatepass")
         self.params = retry
-        self.declined = frozenset(modern.question_key(r) for r in round_.requests.values() if isinstance(r, dict)) if decline else frozenset()
+        if step is ASK:
+            action = "decline" if decline else "accept"
+            self.driver.answered({key: {"action": action} for key, r in requests.items() if isinstance(r, dict)})
 
     @rule(
         state=st.one_of(st.none(), hostile_text),
@@ -618,7 +630,10 @@ def test_era_decisions_raise_only_protocol_violations(response: Any) -> None:
 
 @pytest.mark.parametrize("n", [0, 1, 2, 3, 10, 100])
 def test_backoff_is_bounded(n: int) -> None:
-    assert modern.BACKOFF_FIRST <= modern.backoff(n) <= modern.BACKOFF_MAX
+    driver = RoundDriver("tools/call", {}, tasks=False, max_rounds=10**6)
+    for _ in range(n + 1):
+        assert driver.next({"resultType": "input_required", "requestState": "s"}) is WAIT
+    assert modern.BACKOFF_FIRST <= driver.delay <= modern.BACKOFF_MAX
 
 
 # ---------------------------------------------------------------------------- limits: depth and id salvage

@@ -14,7 +14,9 @@ from hypothesis import strategies as st
 from mcp_input_sync._protocol import jsonrpc
 from mcp_input_sync._protocol.deadlines import MAX_TOTAL, TIMEOUT, CallClock
 from mcp_input_sync._protocol.eras import ProtocolViolation, accept_initialize_result, client_capabilities, declared_kinds, missing_param
-from mcp_input_sync._protocol.inbox import LegacyInbox
+from mcp_input_sync._protocol.legacy_conn import Inbound
+
+from .test_legacy_conn import connection
 
 PACKAGE = Path(__file__).resolve().parents[1] / "mcp_input_sync"
 
@@ -159,41 +161,46 @@ def test_missing_params(method: str, params: Any, problem: Any) -> None:
     assert missing_param(method, params) == problem
 
 
-# ---------------------------------------------------------------------------- inbox
+# ---------------------------------------------------------------------------- the legacy connection's inbox
 
 
 def test_the_inbox_lets_exactly_one_answer_through() -> None:
-    inbox: LegacyInbox[str] = LegacyInbox()
-    assert inbox.admit(0, "a")
-    assert not inbox.admit(0, "again")  # duplicate of an open id
-    assert inbox.admit("0", "b") and inbox.admit("", "c")
-    assert inbox.settle(0) == "a"
-    assert inbox.settle(0) is None  # a late second answer is dropped
-    assert inbox.cancel("") == "c"
-    assert inbox.settle("") is None  # cancelled: no answer at all
-    assert inbox.open_ids() == ["0"]
-    assert inbox.admit(0, "reused after the answer")  # a finished id may come again
-    assert len(inbox) == 2
-    assert inbox.settle(0, "a") is None  # a late answer of the first leaves the reused id open
-    assert inbox.settle(0, "reused after the answer") == "reused after the answer"
+    conn = connection()
+    a = conn.receive(0, "roots/list", None, 0.0, False)
+    assert isinstance(a, Inbound)
+    assert not isinstance(conn.receive(0, "roots/list", None, 0.0, False), Inbound)  # duplicate of an open id
+    b, c = conn.receive("0", "roots/list", None, 0.0, False), conn.receive("", "roots/list", None, 0.0, False)
+    assert isinstance(b, Inbound) and isinstance(c, Inbound)
+    assert conn.fail(a, -1, "x") is not None
+    assert conn.fail(a, -1, "x") is None  # a late second answer is dropped
+    assert conn.cancelled("") is c
+    assert conn.fail(c, -1, "x") is None  # cancelled: no answer at all
+    assert [e.id for e in conn.open_requests()] == ["0"]
+    reused = conn.receive(0, "roots/list", None, 0.0, False)  # a finished id may come again
+    assert isinstance(reused, Inbound) and len(conn) == 2
+    assert conn.fail(a, -1, "x") is None  # a late answer of the first leaves the reused id open
+    assert conn.fail(reused, -1, "x") is not None
 
 
 @given(st.lists(st.tuples(st.sampled_from(["admit", "settle", "cancel"]), st.one_of(st.integers(0, 3), st.sampled_from(["", "0", "1"])))))
 def test_the_inbox_never_answers_an_id_twice_and_stays_bounded(ops: list[tuple[str, Any]]) -> None:
-    inbox: LegacyInbox[int] = LegacyInbox()
-    open_now: set[Any] = set()
-    for n, (op, rid) in enumerate(ops):
+    conn = connection()
+    open_now: dict[Any, Inbound] = {}
+    for op, rid in ops:
         key = (type(rid), rid)
         if op == "admit":
-            assert inbox.admit(rid, n) == (key not in open_now)
-            open_now.add(key)
+            got = conn.receive(rid, "roots/list", None, 0.0, False)
+            assert isinstance(got, Inbound) == (key not in open_now)
+            if isinstance(got, Inbound):
+                open_now[key] = got
         elif op == "settle":
-            assert (inbox.settle(rid) is not None) == (key in open_now)
-            open_now.discard(key)
+            entry = open_now.pop(key, None)
+            if entry is not None:
+                assert conn.fail(entry, -1, "x") is not None
+                assert conn.fail(entry, -1, "x") is None
         else:
-            assert (inbox.cancel(rid) is not None) == (key in open_now)
-            open_now.discard(key)
-        assert len(inbox) == len(open_now) <= 8
+            assert (conn.cancelled(rid) is not None) == (open_now.pop(key, None) is not None)
+        assert len(conn) == len(open_now) <= 8
 
 
 # ---------------------------------------------------------------------------- call clock
@@ -264,41 +271,13 @@ def test_a_probe_answer_naming_no_version_we_speak_is_a_protocol_violation(respo
         modern.decide_from_discover(response)
 
 
-@pytest.mark.parametrize(
-    "result, method, tasks, expected",
-    [
-        ({}, "tools/call", False, "complete"),
-        ({"resultType": "complete"}, "tools/list", False, "complete"),
-        ({"resultType": "input_required"}, "prompts/get", False, "input_required"),
-        ({"resultType": "task"}, "tools/call", True, "task"),
-    ],
-)
-def test_result_types(result: dict[str, Any], method: str, tasks: bool, expected: str) -> None:
-    assert modern.result_type(result, method, tasks) == expected
-
-
-@pytest.mark.parametrize(
-    "result, method, tasks",
-    [({"resultType": "surprise"}, "tools/call", True), ({"resultType": "input_required"}, "tools/list", False), ({"resultType": "task"}, "tools/call", False)],
-)
-def test_unknown_or_misplaced_result_types_are_violations(result: dict[str, Any], method: str, tasks: bool) -> None:
-    with pytest.raises(ProtocolViolation):
-        modern.result_type(result, method, tasks)
-
-
-def test_a_round_is_read_in_sorted_key_order_and_checked_for_shape() -> None:
-    round_ = modern.parse_round({"inputRequests": {"b": {}, "a": {}}, "requestState": "s"})
-    assert list(round_.requests) == ["a", "b"] and round_.state == "s"
-    for bad in ({}, {"inputRequests": []}, {"requestState": 5}):
-        with pytest.raises(ProtocolViolation):
-            modern.parse_round(bad)
+# result types, a round's shape and the back-off: tests/test_rounds.py (the round driver)
 
 
 def test_retry_params_carry_the_original_params_responses_and_state_only_when_sent() -> None:
     original = {"name": "t", "arguments": {"x": 1}, "_meta": {"progressToken": "p"}}
     assert modern.retry_params(original, {"a": {"action": "decline"}}, None) == {"name": "t", "arguments": {"x": 1}, "inputResponses": {"a": {"action": "decline"}}}
     assert modern.retry_params(original, None, "s")["requestState"] == "s"
-    assert [modern.backoff(n) for n in range(5)] == [0.05, 0.1, 0.2, 0.25, 0.25]
 
 
 def test_a_pending_call_survives_a_json_round_trip_and_refuses_garbage() -> None:

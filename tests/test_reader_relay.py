@@ -1,4 +1,4 @@
-"""Quick callbacks on the stdio reader: the relay, the pool's ``run_here``, the line reader, and a real server.
+"""Quick callbacks on the stdio reader: the relay, the pool's ``submit``, the line reader, and a real server.
 
 A callback run where its request was read saves two thread switches; the
 price is that the reader must hand its reading to a new thread when the
@@ -41,83 +41,135 @@ def relay_and_reliefs() -> tuple[Relay, Looks, list[int]]:
 
 def test_a_job_seen_at_two_looks_hands_the_reading_on_once() -> None:
     relay, looks, reliefs = relay_and_reliefs()
-    seq = relay.enter()
-    (check,) = looks.registered
-    assert check() is False and reliefs == []  # first look: running
-    assert check() is False and reliefs == [1]  # second look: the same job, so it is slow
-    assert check() is True and reliefs == [1]  # once: the job is no longer the reader's, and the check ends
-    relay.leave(seq)  # the job returns on its old reader: nothing more
-    relay.enter()
+    seen: list[tuple[bool, list[int]]] = []
+
+    def slow() -> str:
+        (check,) = looks.registered
+        seen.append((check(), list(reliefs)))  # first look: running
+        seen.append((check(), list(reliefs)))  # second look: the same job, so it is slow
+        seen.append((check(), list(reliefs)))  # once: the job is no longer the reader's, and the check ends
+        return "done"
+
+    assert relay.run(slow) == "done"  # the job returns on its old reader: nothing more
+    assert seen == [(False, []), (False, [1]), (True, [1])]
+    relay.run(lambda: None)
     assert len(looks.registered) == 2 and relay.relieved == 1
 
 
 def test_quick_jobs_between_looks_never_hand_on() -> None:
     relay, looks, reliefs = relay_and_reliefs()
     for _ in range(3):
-        relay.leave(relay.enter())
-        relay.leave(relay.enter())
+        relay.run(lambda: None)
+        relay.run(lambda: None)
         assert looks.registered[0]() is False  # jobs ran since the last look: stay registered
     assert looks.registered[0]() is True and reliefs == [] and len(looks.registered) == 1
 
 
+def test_what_a_job_raises_reaches_the_caller_and_the_relay_forgets_the_job() -> None:
+    relay, looks, reliefs = relay_and_reliefs()
+
+    def boom() -> None:
+        raise KeyError("x")
+
+    with pytest.raises(KeyError):
+        relay.run(boom)
+    assert looks.registered[0]() is False  # a job ran since the last look
+    assert looks.registered[0]() is True and reliefs == []  # and none runs now
+
+
 def test_a_job_left_on_its_old_reader_does_not_end_the_next_readers_job() -> None:
     relay, looks, reliefs = relay_and_reliefs()
-    old = relay.enter()
-    looks.registered[0]()
-    looks.registered[0]()  # handed on
-    new = relay.enter()  # the new reader's first job
-    relay.leave(old)  # the old job ends meanwhile
-    looks.registered[0]()
-    looks.registered[0]()
-    assert reliefs == [1, 1]  # the new job was still tracked, and was slow too
-    relay.leave(new)
+    handed_on, old_may_end, old_ended = threading.Event(), threading.Event(), threading.Event()
+
+    def old_job() -> None:
+        looks.registered[0]()
+        looks.registered[0]()  # handed on
+        handed_on.set()
+        old_may_end.wait(WAIT)
+
+    old = threading.Thread(target=lambda: (relay.run(old_job), old_ended.set()), name="old-reader")
+    old.start()
+    try:
+        assert handed_on.wait(WAIT)
+
+        def new_job() -> None:  # the new reader's first job
+            old_may_end.set()  # the old job ends meanwhile
+            assert old_ended.wait(WAIT)
+            looks.registered[0]()
+            looks.registered[0]()
+
+        relay.run(new_job)
+        assert reliefs == [1, 1]  # the new job was still tracked, and was slow too
+    finally:
+        old_may_end.set()
+        old.join(WAIT)
 
 
 def test_a_job_that_waits_for_the_connection_hands_the_reading_on_at_once() -> None:
     relay, _, reliefs = relay_and_reliefs()
-    seq = relay.enter()
-    other = threading.Thread(target=relay.yield_reader)
-    other.start()
-    other.join(WAIT)
-    assert reliefs == []  # another thread waiting is none of the reader's business
+    inside: list[list[int]] = []
+
+    def job() -> None:
+        other = threading.Thread(target=relay.yield_reader)
+        other.start()
+        other.join(WAIT)
+        inside.append(list(reliefs))  # another thread waiting is none of the reader's business
+        relay.yield_reader()
+        relay.yield_reader()
+        inside.append(list(reliefs))
+
+    relay.run(job)
     relay.yield_reader()
-    relay.yield_reader()
-    assert reliefs == [1]
-    relay.leave(seq)
-    relay.yield_reader()
-    assert reliefs == [1]
+    assert inside == [[], [1]] and reliefs == [1]
 
 
-# ---------------------------------------------------------------------------- HandlerPool.run_here
+# ---------------------------------------------------------------------------- HandlerPool.submit
+
+
+def where(pool: HandlerPool, label: str = "job") -> str:
+    """Submit a job that says which thread it ran on; wait for it."""
+    ran: list[str] = []
+    done = threading.Event()
+
+    def job() -> None:
+        ran.append(threading.current_thread().name)
+        done.set()
+
+    assert pool.submit(job, label) is True
+    assert done.wait(WAIT)
+    return "here" if ran == [threading.current_thread().name] else "worker"
 
 
 def test_a_pool_without_a_relay_runs_nothing_on_the_reader() -> None:
     pool = HandlerPool(2)
-    assert pool.run_here(lambda: None, "job") is None
+    try:
+        assert where(pool) == "worker"
+    finally:
+        pool.shutdown(RealBudget(WAIT))
 
 
-def test_run_here_frees_the_slot_before_the_follow_up_and_skips_after_a_slow_job(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_submit_frees_the_slot_before_the_follow_up_and_skips_after_a_slow_job(monkeypatch: pytest.MonkeyPatch) -> None:
     relay, _, _ = relay_and_reliefs()
     pool = HandlerPool(1, relay=relay)
-    seen: list[bool] = []
+    seen: list[int] = []
 
     def job() -> Callable[[], object]:
-        seen.append(pool.full())
-        return lambda: seen.append(pool.full())
+        seen.append(pool.free)
+        return lambda: seen.append(pool.free)
 
-    assert pool.run_here(job, "job") is True
-    assert seen == [True, False]  # the slot was held by the job, and free for its follow-up
+    assert pool.submit(job, "job") is True
+    assert seen == [0, 1]  # the slot was held by the job, and free for its follow-up
     clock = iter([0.0, 1.0])  # the next job takes a second of real time
     monkeypatch.setattr(workers.time, "perf_counter", lambda: next(clock))
-    assert pool.run_here(lambda: None, "slow") is True
+    assert pool.submit(lambda: None, "slow") is True
     monkeypatch.undo()
-    skipped = [pool.run_here(lambda: None, "after") for _ in range(workers.SLOW_SKIP)]
-    assert skipped == [None] * workers.SLOW_SKIP  # to workers
-    assert pool.run_here(lambda: None, "again") is True
+    skipped = [where(pool, "after") for _ in range(workers.SLOW_SKIP)]
+    assert skipped == ["worker"] * workers.SLOW_SKIP
+    assert where(pool, "again") == "here"
     pool.shutdown(RealBudget(1.0))
 
 
-def test_run_here_leaves_a_job_to_the_workers_while_one_holds_a_slot() -> None:
+def test_submit_leaves_a_job_to_the_workers_while_one_holds_a_slot() -> None:
     relay, _, _ = relay_and_reliefs()
     pool = HandlerPool(2, relay=relay)
     gate, entered = threading.Event(), threading.Event()
@@ -128,9 +180,22 @@ def test_run_here_leaves_a_job_to_the_workers_while_one_holds_a_slot() -> None:
 
     assert pool.start(blocking, "worker job") is True
     assert entered.wait(WAIT)
-    assert pool.run_here(lambda: None, "job") is None
+    assert where(pool) == "worker"
     gate.set()
     assert pool.shutdown(RealBudget(WAIT)) == []
+
+
+def test_a_full_pool_refuses_even_once_shut_down() -> None:
+    pool = HandlerPool(1)
+    gate = threading.Event()
+    assert pool.submit(lambda: gate.wait(WAIT) and None, "held") is True
+    assert pool.submit(lambda: None, "refused") is False
+    assert pool.shutdown(RealBudget(0.01)) == ["held"]
+    assert pool.submit(lambda: None, "refused, not raised") is False  # every slot held: busy, shut down or not
+    gate.set()
+    for thread in pool.alive():
+        thread.join(WAIT)
+    assert pool.alive() == []
 
 
 def test_a_job_stuck_on_a_relieved_reader_is_reported_at_shutdown() -> None:
@@ -142,7 +207,7 @@ def test_a_job_stuck_on_a_relieved_reader_is_reported_at_shutdown() -> None:
         entered.set()
         gate.wait(WAIT)
 
-    reader = threading.Thread(target=pool.run_here, args=(stuck, "stuck callback"), name="mcp-input-sync-reader-test")
+    reader = threading.Thread(target=pool.submit, args=(stuck, "stuck callback"), name="mcp-input-sync-reader-test")
     reader.start()
     try:
         assert entered.wait(WAIT)

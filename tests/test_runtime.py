@@ -46,7 +46,7 @@ def test_the_pool_refuses_past_its_size_and_holds_a_slot_until_the_job_returns()
     for thread in pool._threads:
         thread.join(WAIT)
     assert all(t.daemon for t in pool._threads)
-    assert pool._free == 2  # released once the jobs really returned
+    assert pool.free == 2  # released once the jobs really returned
     with pytest.raises(RuntimeError):
         pool.start(job, "d")  # shut down
 

@@ -37,6 +37,7 @@ from freezegun import freeze_time
 
 from mcp_input_sync import _clock
 from mcp_input_sync._calls import Call, Inbound
+from mcp_input_sync.handler import CancelToken
 from mcp_input_sync._port import Port
 from mcp_input_sync._protocol import jsonrpc
 from mcp_input_sync._protocol.deadlines import CallClock
@@ -333,7 +334,7 @@ def test_abandoning_forgets_the_call_cancels_its_tied_callbacks_and_tells_the_se
     wire = Wire()
     session = session_over(wire)
     call = session.start("tools/call", {"name": "t"}, is_call=True, clock=clock())
-    tied = Inbound("s1", "elicitation/create", "elicitation")
+    tied = Inbound("s1", "elicitation/create", "elicitation", CancelToken())
     assert session.calls.tie(tied, _clock.monotonic()) is call
     session.abandon(call, "timeout")
     assert tied.token.reason == "call ended"
@@ -425,7 +426,7 @@ def test_the_timeout_is_paused_while_a_server_request_is_tied_to_the_call(frozen
     session = session_over(Wire())
     call = session.start("tools/call", {"name": "t"}, is_call=True, clock=clock(timeout=30.0))
     waiter = Waiter(session, call)
-    tied = Inbound("s1", "elicitation/create", "elicitation")
+    tied = Inbound("s1", "elicitation/create", "elicitation", CancelToken())
     assert session.calls.tie(tied, _clock.monotonic()) is call  # a person answers for a while
     frozen.tick(100)
     assert session.calls.deadline_state(call, _clock.monotonic())[0] is None
@@ -441,7 +442,7 @@ def test_max_total_timeout_is_never_paused(frozen: Any) -> None:
     session = session_over(wire)
     call = session.start("tools/call", {"name": "t"}, is_call=True, clock=clock(timeout=30.0, max_total=300.0))
     waiter = Waiter(session, call)
-    tied = Inbound("s1", "elicitation/create", "elicitation")
+    tied = Inbound("s1", "elicitation/create", "elicitation", CancelToken())
     assert session.calls.tie(tied, _clock.monotonic()) is call
     frozen.tick(301)
     error = waiter.outcome()
@@ -533,7 +534,7 @@ def test_a_transport_error_naming_itself_is_not_said_twice() -> None:
 def test_a_lost_request_fails_with_the_same_mapping(failure: Callable[[], BaseException], live: bool, expected: Any) -> None:
     session = session_over(Wire())
     call = session.start("tools/call", {"name": "t"}, is_call=True, clock=clock())
-    tied = Inbound("s1", "elicitation/create", "elicitation")
+    tied = Inbound("s1", "elicitation/create", "elicitation", CancelToken())
     assert session.calls.tie(tied, _clock.monotonic()) is call
     exc = failure()
     session.on_lost(call.id, exc)

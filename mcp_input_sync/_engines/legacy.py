@@ -1,13 +1,16 @@
 """The legacy era (2025-06-18 / 2025-11-25): server-to-client requests, tasks, logs.
 
-The reader thread hands each server request to :meth:`LegacyEngine.on_request`,
-which has the desk check it (docs/reference.md#order-of-checks) and either
-answers at once (ping, refusals) or takes a worker slot, where the desk
-answers it, under the runtime's deadline sweep (``handler_timeout``).
-:meth:`LegacyEngine.answer` is the only place an answer is written, and the
-inbox lets exactly one answer through per request id; ``inbox_lock`` guards
-the inbox. This engine also receives whatever the server
-sends before the handshake has decided the era.
+The server's requests are a sans-IO connection
+(:class:`~mcp_input_sync._protocol.legacy_conn.LegacyConnection`): it runs
+every check (docs/reference.md#order-of-checks) and keeps the open requests,
+so each gets exactly one answer. This engine is the one place that does the
+I/O around it: the reader thread hands each request to :meth:`LegacyEngine.on_request`,
+which feeds it to the connection with the time and then either writes what
+the connection said (ping, refusals) or takes a worker slot, where the
+callback runs under the runtime's deadline sweep (``handler_timeout``); the
+connection checks and encodes its answer, and :meth:`LegacyEngine._write`
+writes it. This engine also receives whatever the server sends before the
+handshake has decided the era.
 """
 
 from __future__ import annotations
@@ -18,46 +21,34 @@ from functools import partial
 from typing import Any, Callable, Mapping, Optional, Union
 
 from .. import _clock
-from .._calls import CallSpec, Inbound, ProgressCallback
+from .._calls import CallSpec, ProgressCallback
 from .._input import InputDesk, loggable
 from .._notifications import NotificationRouter
 from .._port import Port
 from .._protocol import jsonrpc
 from .._protocol import eras
 from .._protocol.deadlines import CallClock
-from .._protocol.checks import Prepared, Refusal
-from .._protocol.inbox import LegacyInbox
+from .._protocol.checks import Refusal
 from .._protocol.jsonrpc import JsonDict, RequestId
+from .._protocol.legacy_conn import BUSY, CLOSING, Inbound, LegacyConnection, Said, encode_error
 from .._protocol.modern import PendingCall
 from .._runtime.deadlines import DeadlineSweep
 from .._runtime.watchdog import Watchdog
 from .._runtime.workers import HandlerPool
 from .._session import Session, collect_pages
 from ..errors import ClientError, InputRefused
-from ..handler import declares_roots
+from ..handler import CancelToken, declares_roots
 from ..options import Options
 from .._port import TransportClosed
 from .base import AGAIN, poll_task, wrong_era
 
 log = logging.getLogger("mcp_input_sync")
 
-BUSY = Refusal("busy", jsonrpc.SERVER_ERROR, "busy: too many requests in flight")
-
-RELATED_TASK = "io.modelcontextprotocol/related-task"
-
-
-def related_task(params: Any) -> Optional[str]:
-    """The taskId of a request's ``_meta["io.modelcontextprotocol/related-task"]``, if any."""
-    meta = params.get("_meta") if type(params) is dict else None
-    if meta is None:  # most requests
-        return None
-    related = meta.get(RELATED_TASK) if isinstance(meta, dict) else None
-    task_id = related.get("taskId") if isinstance(related, dict) else None
-    return task_id if isinstance(task_id, str) else None
+FAILED = "the input handler failed"
 
 
 class LegacyEngine:
-    """Checks, runs and answers a legacy server's requests; legacy calls, tasks and logs."""
+    """The I/O around a legacy server's requests (a :class:`LegacyConnection`); legacy calls, tasks and logs."""
 
     era = eras.LEGACY
 
@@ -82,12 +73,10 @@ class LegacyEngine:
         self.pool = pool
         self.watchdog = watchdog
         self.server_id = desk.server_id
+        #: The server's requests: every check, the open ones, the one answer each.
+        self.conn = LegacyConnection(desk.checks, desk.take_budget, desk.timeouts, CancelToken, threading.Lock())
         #: Write one answer (the transport is told it is one).
         self.send = port.answer
-        #: The open server requests, and whether the engine is closing: both guarded by ``inbox_lock``.
-        self.inbox: LegacyInbox[Inbound] = LegacyInbox()
-        self.inbox_lock = threading.Lock()
-        self.closing = False
         #: The handler_timeout of each open request, on the runtime's deadline sweep (shared: one watchdog check).
         self.sweep = sweep
         self._expire = self._timed_out
@@ -110,16 +99,13 @@ class LegacyEngine:
 
     # ------------------------------------------------------------------ reader thread
 
-    def _send_message(self, message: JsonDict) -> None:
+    def _send_data(self, data: Optional[bytes], about: Any = None) -> None:
+        if data is None:
+            return
         try:
-            self.send(jsonrpc.encode(message))
+            self.send(data)
         except TransportClosed:
-            log.debug("mcp_input_sync: could not answer %r: transport closed", message.get("id"))
-
-    def refuse(self, request_id: RequestId, kind: str, refusal: Refusal) -> None:
-        """Answer a request at once with the engine's own refusal (``busy``), count it and log it."""
-        self.desk.note_refusal(kind, refusal)
-        self._send_message(jsonrpc.error(request_id, refusal.code, refusal.message))
+            log.debug("mcp_input_sync: could not answer %r: transport closed", about)
 
     def invalid(self, message: JsonDict) -> None:
         """A message that is neither a request, a notification nor a response."""
@@ -132,8 +118,8 @@ class LegacyEngine:
 
     def reject(self, request_id: RequestId, code: int, message: str) -> None:
         """Answer a request the client could not read, unless its id is already taken by an open one."""
-        if not self._is_open(request_id):
-            self._send_message(jsonrpc.error(request_id, code, message))
+        if not self.conn.is_open(request_id):
+            self._send_data(encode_error(request_id, code, message), request_id)
 
     def reject_unreadable(self, request_id: RequestId, code: int, message: str) -> None:
         """A request that could not be read: answered once the era is known to be legacy."""
@@ -144,126 +130,95 @@ class LegacyEngine:
         """Handling a request raised inside the library: answer it -32603 (once the era is legacy)."""
         if self.negotiated is None:  # not started: the era is not decided
             return
-        with self.inbox_lock:
-            entry = self.inbox.get(request_id)
-        error = jsonrpc.error(request_id, jsonrpc.INTERNAL_ERROR, "the client could not handle the request")
+        entry = self.conn.get(request_id)
+        message = "the client could not handle the request"
         if entry is None:
-            self._send_message(error)
+            self._send_data(encode_error(request_id, jsonrpc.INTERNAL_ERROR, message), request_id)
         else:
-            self.answer(entry, error)
-
-    def _is_open(self, request_id: RequestId) -> bool:
-        # one dict lookup is atomic: no lock (admit() re-checks under the lock)
-        return self.inbox.get(request_id) is not None
+            self._write(entry, self.conn.fail(entry, jsonrpc.INTERNAL_ERROR, message))
 
     def on_request(self, request_id: Any, method: str, params: Any, stream: Any = None) -> None:
-        """Reader thread: one server request, checked in docs/reference.md#order-of-checks's order."""
-        if type(request_id) is not int and type(request_id) is not str:
-            log.warning("mcp_input_sync: server request with an invalid id; answered -32600")
-            self._send_message(jsonrpc.error(None, jsonrpc.INVALID_REQUEST, "invalid request id"))
-            return
-        if self.inbox.get(request_id) is not None:  # one dict lookup is atomic: no lock (admit() re-checks under it)
-            log.warning("mcp_input_sync: server reused the id %r of an unanswered request; dropped", request_id)
-            return
-        if method == "ping":
-            self._send_message(jsonrpc.result(request_id, {}))
-            return
-        desk = self.desk
+        """Reader thread: one server request, fed to the connection; then its callback, or what the connection said."""
         now = _clock.monotonic()
-        prepared = desk.admit(method, params, now, self.calls.has_calls())
-        if isinstance(prepared, Refusal):  # counted and logged by the desk
-            self._send_message(jsonrpc.error(request_id, prepared.code, prepared.message))
+        # step 6's slot count is a hint read without a call: submit() below decides
+        entry = self.conn.receive(request_id, method, params, now, self.calls.in_flight > 0, self.pool.free <= 0)
+        if isinstance(entry, Said):
+            self._said(entry)
             return
-        kind = prepared.kind
-        if self.pool.full():  # step 6, before the request is opened (start() below re-checks)
-            self.refuse(request_id, kind, BUSY)
-            return
-        limit = desk.timeout(kind)
-        entry = Inbound(request_id, method, kind, limit)
-        with self.inbox_lock:
-            closing = self.closing
-            admitted = not closing and self.inbox.admit(request_id, entry)
-        if not admitted:
-            if closing:
-                self._send_message(jsonrpc.error(request_id, jsonrpc.INTERNAL_ERROR, "the client is closing"))
-            return
+        entry.on_expiry = self._expire
         # one sweep of deadlines while requests are open, not a timer per request
-        entry.timer = self.sweep.track(now + limit, self._expire, entry)
-        task_id = entry.task_id = related_task(params)
-        entry.call = self.calls.tie(entry, now, task_id, stream, self.ties_by_stream)
-        job = partial(self._run, entry, prepared)
+        self.sweep.add(entry)
+        entry.call = self.calls.tie(entry, now, stream, self.ties_by_stream)
         try:
             # a quick callback is cheaper run right here than handed to a worker (docs/threads-and-time.md)
-            started = self.pool.run_here(job, entry)
-            if started is None:
-                started = self.pool.start(job, entry)
+            started = self.pool.submit(partial(self._run, entry), entry)
         except RuntimeError:  # the pool shut down meanwhile
-            self.answer(entry, jsonrpc.error(request_id, jsonrpc.INTERNAL_ERROR, "the client is closing"))
+            self._write(entry, self.conn.fail(entry, jsonrpc.INTERNAL_ERROR, CLOSING))
             return
-        if not started:  # the last slot went to another thread meanwhile (HTTP): answered through the inbox
-            desk.note_refusal(kind, BUSY)
-            self.answer(entry, jsonrpc.error(request_id, BUSY.code, BUSY.message))
+        if not started:  # step 6: every slot is held (answered through the connection: it is open)
+            self.desk.note_refusal(entry.kind, BUSY)
+            self._write(entry, self.conn.fail(entry, BUSY.code, BUSY.message))
+
+    def _said(self, said: Said) -> None:
+        """What the connection said instead of admitting a request: log it, count a refusal, write the answer."""
+        if said.warning:
+            log.warning("mcp_input_sync: %s", said.warning)
+        if said.refusal is not None:
+            self.desk.note_refusal(said.kind, said.refusal)
+        self._send_data(said.data)
 
     def on_cancelled(self, request_id: Any) -> None:
         """Reader thread: the server cancelled one of its requests: set the token, answer nothing."""
-        with self.inbox_lock:
-            entry = self.inbox.cancel(request_id)
+        entry = self.conn.cancelled(request_id)
         if entry is None:
             return
-        if entry.timer is not None:
-            entry.timer.cancel()
         entry.token.cancel("cancelled by the server")
-        self._untie(entry)
+        if entry.call is not None:
+            self.calls.untie(entry, entry.call, _clock.monotonic())
 
-    # ------------------------------------------------------------------ worker thread
+    # ------------------------------------------------------------------ worker thread (or the reader, run here)
 
-    def _run(self, entry: Inbound, prepared: Prepared) -> Callable[[], object]:
-        """Worker thread: have the desk answer; return the answer to write once the slot is free."""
-        request_id = entry.id
+    def _run(self, entry: Inbound) -> Optional[Callable[[], object]]:
+        """The callback, then its answer through the connection; returns the write, done once the slot is free."""
         call = entry.call
         assigns, related = (self.options.assigns, None) if call is None else (call.assigns, call.id)
+        conn = self.conn
         try:
-            verdict = self.desk.answer(prepared, assigns, related, entry.token, entry.method)
+            value = self.desk.callback(entry.prepared, assigns, related, entry.token)
         except InputRefused as refusal:
-            return partial(self.answer, entry, jsonrpc.error(request_id, refusal.code, refusal.message, refusal.data))
+            return partial(self._write, entry, conn.fail(entry, refusal.code, refusal.message, refusal.data))
         except BaseException:  # SystemExit too: a worker answers, then lives on
             log.exception("mcp_input_sync: %s callback for server %s raised; answered -32603", entry.method, self.server_id)
-            return partial(self.answer, entry, jsonrpc.error(request_id, jsonrpc.INTERNAL_ERROR, "the input handler failed"))
-        if isinstance(verdict, Refusal):
-            return partial(self.answer, entry, jsonrpc.error(request_id, verdict.code, verdict.message))
-        if entry.task_id is not None:  # 2025-11-25: a task's responses carry its related-task _meta
-            meta = dict(verdict.get("_meta") or {})
-            meta[RELATED_TASK] = {"taskId": entry.task_id}
-            verdict = dict(verdict, _meta=meta)
-        return partial(self.answer, entry, jsonrpc.result(request_id, verdict), "served")
+            return partial(self._write, entry, conn.fail(entry, jsonrpc.INTERNAL_ERROR, FAILED))
+        try:
+            data = conn.answer(entry, value)
+        except Exception:
+            log.exception("mcp_input_sync: a %s answer could not be checked; refused as invalid", entry.kind)
+            data = Refusal("answer", jsonrpc.INTERNAL_ERROR, "the input handler returned an invalid answer", "unreadable answer")
+        if type(data) is Refusal:  # step 8 refused the answer: counted, logged, answered with its error
+            self.desk.note_refusal(entry.kind, data)
+            return partial(self._write, entry, conn.fail(entry, data.code, data.message))
+        notes = entry.prepared.notes
+        if notes:
+            for note in notes:
+                log.warning("mcp_input_sync: %s answer to server %s: %s", entry.method, self.server_id, note)
+        return partial(self._write, entry, data, "served")  # type: ignore[arg-type]
 
     # ------------------------------------------------------------------ answering
 
-    def answer(self, entry: Inbound, answer: JsonDict, count: Optional[str] = None) -> bool:
-        """Write the one answer of a server request, unless it already has one.
+    def _write(self, entry: Inbound, data: Optional[bytes], count: Optional[str] = None) -> None:
+        """Write the one answer of a server request the connection settled (None: it had one already).
 
-        Returns:
-            True when this was the request's answer; False when it already had
-            one or the server cancelled it (the answer is dropped). ``count``
-            names the stats counter this answer adds to.
+        ``count`` names the stats counter this answer adds to. The request's
+        call, if it was tied to one, goes on waiting for the server.
         """
-        try:
-            data = jsonrpc.encode(answer)
-        except (TypeError, ValueError):
-            log.error("mcp_input_sync: %s answer is not JSON-serialisable; answered -32603", entry.method)
-            data = jsonrpc.encode(jsonrpc.error(entry.id, jsonrpc.INTERNAL_ERROR, "the input handler returned an invalid answer"))
-            count = None
-        with self.inbox_lock:
-            if self.inbox.settle(entry.id, entry) is not entry:
-                return False  # timed out, cancelled or answered at close: the late result is dropped
-        timer = entry.timer
-        if timer is not None:
-            timer.cancel()
+        if data is None:
+            return  # timed out, cancelled or answered at close: the late result is dropped
         if count is not None:
             self.stats.add(count)
         try:
             later = self.send_later
-            if later is not None and self.pool.has_queued():
+            if later is not None and not self.pool.none_queued():
                 # another answer follows at once: write them together, waking the server once
                 if later(data):
                     # the watchdog is woken for it only when no sweep keeps it waking (0.1 s) anyway
@@ -273,9 +228,8 @@ class LegacyEngine:
         except TransportClosed:
             log.debug("mcp_input_sync: answer to %r not sent: transport closed", entry.id)
         call = entry.call
-        if call is not None:  # _untie, written out: this is every answer's path
+        if call is not None:
             self.calls.untie(entry, call, _clock.monotonic())
-        return True
 
     def _flush_quietly(self) -> None:
         flush = self.flush
@@ -303,25 +257,21 @@ class LegacyEngine:
 
         return check
 
-    def _untie(self, entry: Inbound) -> None:
-        if entry.call is not None:
-            self.calls.untie(entry, entry.call, _clock.monotonic())
-
     def _timed_out(self, entry: Inbound) -> None:
         """Watchdog thread (the deadline sweep): a callback ran past handler_timeout.
 
         The error is answered before the token is set, so a callback that
         returns as soon as it sees the token cannot answer first.
         """
-        error = jsonrpc.error(entry.id, jsonrpc.INTERNAL_ERROR, "the input handler timed out")
         try:
-            answered = self.answer(entry, error, count="timed_out")
+            data = self.conn.fail(entry, jsonrpc.INTERNAL_ERROR, "the input handler timed out")
+            if data is None:
+                return  # answered or cancelled meanwhile
+            self._write(entry, data, "timed_out")
         except Exception:  # the callback must still learn that its time is up
             log.exception("mcp_input_sync: a %s deadline could not be enforced", entry.kind)
             entry.token.cancel("timeout")
             return
-        if not answered:
-            return  # answered or cancelled meanwhile
         entry.token.cancel("timeout")
         log.warning(
             "mcp_input_sync: %s callback for server %s ran past its handler_timeout of %g s; answered -32603",
@@ -463,10 +413,7 @@ class LegacyEngine:
 
     def close(self, answer: bool) -> None:
         """Stop taking requests; answer the open ones -32603 (when ``answer``) and set their tokens."""
-        with self.inbox_lock:
-            self.closing = True
-            entries = list(self.inbox)
-        for entry in entries:
+        for entry in self.conn.close():
             if answer:  # answer first: a callback woken by its token must not answer instead
-                self.answer(entry, jsonrpc.error(entry.id, jsonrpc.INTERNAL_ERROR, "the client is closing"))
+                self._write(entry, self.conn.fail(entry, jsonrpc.INTERNAL_ERROR, CLOSING))
             entry.token.cancel("closed")

@@ -27,6 +27,7 @@ from .._protocol.checks import Refusal
 from .._protocol.headers import HeaderArgs, Path, header_arguments, routed_name, tool_header_map
 from .._protocol.jsonrpc import JsonDict, RequestId
 from .._protocol.modern import MetaStamp, PendingCall, RetryStamp
+from .._protocol.rounds import DEFER, DONE, FOLLOW, WAIT, RoundDriver, RoundRefused
 from .._protocol.eras import INPUT_REQUEST_KINDS, MODERN, ProtocolViolation
 from .._protocol.forms import quoted
 from .._session import Session, collect_pages, remote_error
@@ -221,65 +222,44 @@ class ModernEngine:
     ) -> Union[JsonDict, PendingCall]:
         desk = self.desk
         clock, assigns, progress, cancel = spec.clock, spec.assigns, spec.progress, spec.cancel
-        max_rounds = self.options.max_rounds
-        rounds = 0
-        declined: frozenset[str] = frozenset()
-        state_only = 0
+        opts = self.options
         parts: Optional[RetryStamp] = None  # the retries' fixed parts, made at the first retry
         if pending is None:
+            driver = RoundDriver(method, params, tasks=opts.tasks, max_rounds=opts.max_rounds, defer=spec.defer_input, wait=spec.wait)
             result = self._first(method, params, spec)
         else:
-            rounds = pending.rounds
-            declined = frozenset(pending.declined)
+            driver = RoundDriver(
+                method, params, tasks=opts.tasks, max_rounds=opts.max_rounds, defer=spec.defer_input, wait=spec.wait,
+                rounds=pending.rounds, declined=frozenset(pending.declined),
+            )
             retry = _retry(params, responses, pending.request_state)
             result = self.request(method, retry, is_call=True, clock=clock, assigns=assigns, progress=progress, cancel=cancel)
         while True:
             try:
-                kind = modern.result_type(result, method, self.options.tasks)
-            except ProtocolViolation as exc:
-                raise ClientError("protocol", exc.message, data=result, check="result") from None
-            if kind == modern.COMPLETE:
+                step = driver.next(result)
+            except RoundRefused as refused:
+                raise ClientError(refused.kind, refused.message, data=refused.data, check=refused.check) from None
+            if step is DONE:
                 return result
-            if kind == modern.TASK:
-                task_id = result.get("taskId")
-                if not isinstance(task_id, str):
-                    raise ClientError("protocol", "a task result without a taskId", data=result, check="result")
-                if not spec.wait:
-                    return result
-                return self.await_task(task_id, spec)
-            rounds += 1
-            if rounds > max_rounds:
-                raise ClientError("protocol", f"the server asked for input more than max_rounds={max_rounds} times", check="rounds")
-            try:
-                round_ = modern.parse_round(result)
-            except ProtocolViolation as exc:
-                raise ClientError("protocol", exc.message, data=result, check="result") from None
+            if step is FOLLOW:
+                assert driver.task_id is not None
+                return self.await_task(driver.task_id, spec)
             answers: Optional[JsonDict] = None
-            if round_.requests:
-                again = modern.reasked(declined, round_)
-                if again is not None:
-                    raise ClientError("declined", f"the server asked again for {quoted(again)} after it was declined", check="reask")
-                prepared = desk.check_round(round_.requests)
-                if spec.defer_input:
-                    return PendingCall(method, params, round_.requests, round_.state, rounds, sorted(declined))
+            if step is WAIT:
+                self._back_off(driver.delay, clock, cancel)
+            else:
+                prepared = desk.check_round(driver.requests)
+                if step is DEFER:
+                    return driver.pending()
                 clock.pause(_clock.monotonic())
                 try:
                     answers = desk.answer_round(prepared, clock, assigns, cancel)
                 finally:
                     clock.resume(_clock.monotonic())
-                declined = frozenset(
-                    modern.question_key(round_.requests[key])
-                    for key, answer in answers.items()
-                    if answer.get("action") in ("decline", "cancel")
-                )
-                state_only = 0
-            else:
-                self._back_off(state_only, clock, cancel)
-                state_only += 1
-                declined = frozenset()
+                driver.answered(answers)
             if parts is None or parts.stamp is not self.stamp:  # first retry, or the version switched (-32022)
                 parts = RetryStamp(self.stamp, params, routed_name(method, params), self.router)
-            result = self._again(method, params, parts, answers, round_.state, spec)
+            result = self._again(method, params, parts, answers, driver.state, spec)
 
     def _again(
         self, method: str, params: JsonDict, parts: RetryStamp, answers: Optional[JsonDict], state: Optional[str], spec: CallSpec
@@ -335,9 +315,9 @@ class ModernEngine:
             raise mismatch from exc
         return self.request(method, params, is_call=True, clock=clock, assigns=assigns, progress=progress, cancel=cancel)
 
-    def _back_off(self, n: int, clock: CallClock, cancel: Optional[threading.Event]) -> None:
-        """Wait before retrying a state-only round (cancel-aware, bounded by max_total_timeout)."""
-        pause = min(modern.backoff(n), max(0.0, clock.remaining(_clock.monotonic())))
+    def _back_off(self, delay: float, clock: CallClock, cancel: Optional[threading.Event]) -> None:
+        """Wait ``delay`` seconds before retrying a state-only round (cancel-aware, bounded by max_total_timeout)."""
+        pause = min(delay, max(0.0, clock.remaining(_clock.monotonic())))
         if cancel is not None:
             if cancel.wait(pause):
                 raise ClientError("cancelled", "the call was cancelled")

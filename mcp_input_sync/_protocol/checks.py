@@ -191,23 +191,9 @@ class InputChecks:
         kind = INPUT_REQUEST_KINDS[method]
         if kind == "sampling":
             return self._prepare_sampling(params, in_flight)
-        if kind == "elicitation":
-            return self._prepare_elicitation(params)
-        return Prepared(kind, params if type(params) is dict else {})
-
-    def _prepare_sampling(self, params: JsonDict, in_flight: bool) -> Union[Refusal, Prepared]:
-        config = self.config
-        if sampling.bad_max_tokens(params):
-            return _refuse("max_tokens", jsonrpc.INVALID_PARAMS, "maxTokens must be an integer of at least 1")
-        if not in_flight and not config.allow_idle:
-            return _refuse("idle", config.rejection_code, "sampling refused: no call is in progress")
-        turns = sampling.tool_turns(params["messages"])
-        if turns > config.max_tool_iterations:
-            return _refuse("tool_loop", config.rejection_code, "sampling refused: too many tool iterations", f"{turns} tool turns")
-        seen = sampling.rewrite(params, max_tokens=config.max_tokens, context=config.sampling_context)
-        return Prepared("sampling", seen)
-
-    def _prepare_elicitation(self, params: JsonDict) -> Union[Refusal, Prepared]:
+        if kind != "elicitation":
+            return Prepared(kind, params if type(params) is dict else {})
+        # an elicitation, the most frequent kind: its checks right here (one call less per request)
         if params.get("mode", "form") == "url":
             try:
                 facts = check_elicitation_url(params["url"], self.config.origin)
@@ -221,6 +207,18 @@ class InputChecks:
             return _refuse("schema", jsonrpc.INVALID_PARAMS, f"requestedSchema refused: {exc}")
         # the form's own facts, shared: InputContext.fields gives each callback a copy when read
         return Prepared("elicitation", params, "form", None, form, form.fields)
+
+    def _prepare_sampling(self, params: JsonDict, in_flight: bool) -> Union[Refusal, Prepared]:
+        config = self.config
+        if sampling.bad_max_tokens(params):
+            return _refuse("max_tokens", jsonrpc.INVALID_PARAMS, "maxTokens must be an integer of at least 1")
+        if not in_flight and not config.allow_idle:
+            return _refuse("idle", config.rejection_code, "sampling refused: no call is in progress")
+        turns = sampling.tool_turns(params["messages"])
+        if turns > config.max_tool_iterations:
+            return _refuse("tool_loop", config.rejection_code, "sampling refused: too many tool iterations", f"{turns} tool turns")
+        seen = sampling.rewrite(params, max_tokens=config.max_tokens, context=config.sampling_context)
+        return Prepared("sampling", seen)
 
     # ------------------------------------------------------------------ step 8
 

@@ -70,11 +70,6 @@ def json_size(value: Any) -> int:
         return 0
 
 
-def round_size(requests: Mapping[str, Any]) -> int:
-    """The size in characters of one round's input requests as compact JSON."""
-    return json_size(requests)
-
-
 def too_deep(value: Any, limit: int) -> bool:
     """True when ``value`` nests containers more than ``limit`` levels deep (``value`` is level 1)."""
     stack: list[tuple[Any, int]] = [(value, 1)]

@@ -1,8 +1,8 @@
-"""The 2026-07-28 era: per-request ``_meta``, era detection and multi round-trip requests.
+"""The 2026-07-28 era: per-request ``_meta``, era detection, a round's retry and the pending call.
 
 Pure: no threads, no clock. The client's runtime drives the loop; this
-module decides what each answer from the server means and what to send
-next (MCP 2026-07-28 basic/versioning and basic/patterns/mrtr; the client's rules are
+module and the round driver (``rounds.py``) decide what each answer from
+the server means and what to send next (MCP 2026-07-28 basic/versioning and basic/patterns/mrtr; the client's rules are
 docs/reference.md#era-detection and docs/reference.md#modern-input-rounds).
 """
 
@@ -238,57 +238,6 @@ INPUT_REQUIRED = "input_required"
 TASK = "task"
 
 
-def result_type(result: Mapping[str, Any], method: str, tasks: bool) -> str:
-    """What a modern result is: COMPLETE, INPUT_REQUIRED or TASK.
-
-    A missing ``resultType`` is complete.
-
-    Raises:
-        ProtocolViolation: an unknown ``resultType``, or one the method may not return.
-    """
-    kind = result.get("resultType", COMPLETE)
-    if kind == COMPLETE:
-        return COMPLETE
-    if kind == INPUT_REQUIRED and method in INPUT_REQUIRED_METHODS:
-        return INPUT_REQUIRED
-    if kind == TASK and tasks and method == "tools/call":
-        return TASK
-    raise ProtocolViolation(f"{method} returned resultType {kind!r}")
-
-
-class InputRound(Record):
-    """One ``input_required`` result, checked for shape; read-only.
-
-    Attributes:
-        requests: the input requests by key, in sorted key order.
-        state: the opaque ``requestState``, or None when the server sent none.
-    """
-
-    __slots__ = ("requests", "state")
-
-    def __init__(self, requests: dict[str, JsonDict], state: Optional[str]) -> None:
-        self.requests = requests
-        self.state = state
-
-
-def parse_round(result: Mapping[str, Any]) -> InputRound:
-    """Read an ``input_required`` result.
-
-    Raises:
-        ProtocolViolation: neither ``inputRequests`` nor ``requestState``, or a bad shape.
-    """
-    requests = result.get("inputRequests")
-    state = result.get("requestState")
-    if requests is None and state is None:
-        raise ProtocolViolation("input_required result has neither inputRequests nor requestState")
-    if requests is not None and not isinstance(requests, dict):
-        raise ProtocolViolation("inputRequests is not an object")
-    if state is not None and not isinstance(state, str):
-        raise ProtocolViolation("requestState is not a string")
-    ordered = {key: requests[key] for key in sorted(requests)} if requests else {}
-    return InputRound(ordered, state)
-
-
 def retry_params(original: Mapping[str, Any], responses: Optional[Mapping[str, Any]], state: Optional[str]) -> JsonDict:
     """The retry's params: the original ones plus ``inputResponses`` and the echoed ``requestState``."""
     out = {k: v for k, v in original.items() if k not in ("inputResponses", "requestState", "_meta")}
@@ -299,24 +248,9 @@ def retry_params(original: Mapping[str, Any], responses: Optional[Mapping[str, A
     return out
 
 
-def backoff(n: int) -> float:
-    """Seconds to wait before the retry of the ``n``-th state-only round in a row (0-based)."""
-    return float(min(BACKOFF_MAX, BACKOFF_FIRST * (2**n)))
-
-
 def question_key(request: Mapping[str, Any]) -> str:
     """A canonical text of an input request, to recognise the identical question asked again."""
     return json.dumps([request.get("method"), request.get("params")], sort_keys=True, default=repr)
-
-
-def reasked(declined: frozenset[str], round_: InputRound) -> Optional[str]:
-    """The key of a request in ``round_`` that repeats a question just declined or cancelled."""
-    if not declined:
-        return None
-    for key, request in round_.requests.items():
-        if isinstance(request, dict) and question_key(request) in declined:
-            return key
-    return None
 
 
 # ---------------------------------------------------------------------------- resumable calls

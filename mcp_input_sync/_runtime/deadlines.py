@@ -6,7 +6,7 @@ it is met. The sweep instead keeps the tracked deadlines in a queue and
 looks at them on every wake of the watchdog (at least every 0.1 s while it
 is registered), calling ``expire(subject)`` once for each that has passed.
 
-:meth:`DeadlineSweep.track` and :meth:`Deadline.cancel` take no lock: the
+:meth:`DeadlineSweep.track` (or :meth:`~DeadlineSweep.add`) and :meth:`Deadline.cancel` take no lock: the
 first is one ``deque.append``, the second sets a flag, and the sweep drops
 cancelled deadlines when it next looks (as the watchdog drops cancelled
 timers). The one lock, ``_sweeping_lock``, guards whether the sweep is
@@ -24,7 +24,7 @@ from __future__ import annotations
 import collections
 import logging
 import threading
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Protocol, TypeVar
 
 from .. import _clock
 
@@ -49,6 +49,21 @@ class Deadline:
         """The deadline was met (or no longer matters): never call its expiry. Idempotent."""
         self.done = True
 
+    def expired(self) -> None:
+        """The sweep: ``at`` passed first."""
+        self.expire(self.subject)
+
+
+class Tracked(Protocol):
+    """What the sweep tracks: a :class:`Deadline`, or any object with the same three members
+    (a legacy server request is its own deadline: ``_protocol/legacy_conn.Inbound``)."""
+
+    at: float
+    #: Set once met or expired: the sweep drops it.
+    done: bool
+
+    def expired(self) -> object: ...
+
 
 class DeadlineSweep:
     """Calls ``expire(subject)`` of each tracked deadline once it has passed, on the watchdog thread.
@@ -61,7 +76,7 @@ class DeadlineSweep:
     def __init__(self, watch: Callable[[Callable[[], bool]], object]) -> None:
         self._watch = watch
         #: Appended by any thread, emptied only by the sweep (deque appends and pops are atomic).
-        self._tracked: "collections.deque[Deadline]" = collections.deque()
+        self._tracked: "collections.deque[Tracked]" = collections.deque()
         #: Guards ``_sweeping``, which says whether the sweep is registered with the watchdog.
         self._sweeping_lock = threading.Lock()
         self._sweeping = False
@@ -77,6 +92,13 @@ class DeadlineSweep:
         if not self._sweeping:  # read without the lock: _arm decides under it
             self._arm()
         return deadline
+
+    def add(self, item: Tracked) -> None:
+        """Track an object that is its own deadline: ``item.expired()`` once the library clock passes
+        ``item.at``, unless ``item.done`` is set first (:meth:`track` without the extra object)."""
+        self._tracked.append(item)
+        if not self._sweeping:
+            self._arm()
 
     @property
     def sweeping(self) -> bool:
@@ -124,7 +146,7 @@ class DeadlineSweep:
                 continue
             deadline.done = True
             try:
-                deadline.expire(deadline.subject)
+                deadline.expired()
             except Exception:  # one failing expiry must not end the others
                 log.exception("mcp_input_sync: a deadline's expiry failed")
         return False

@@ -14,14 +14,16 @@ hands the reading on at once instead.
 
 The relay decides nothing else: which jobs may run here, the slots they
 take and how long they took are the pool's business
-(:meth:`mcp_input_sync._runtime.workers.HandlerPool.run_here`). It knows
+(:meth:`mcp_input_sync._runtime.workers.HandlerPool.submit`). It knows
 nothing of MCP.
 """
 
 from __future__ import annotations
 
 import threading
-from typing import Callable
+from typing import Callable, TypeVar
+
+T = TypeVar("T")
 
 
 class Relay:
@@ -54,8 +56,9 @@ class Relay:
         #: How many times a reader was relieved (tests and stats read it).
         self.relieved = 0
 
-    def enter(self) -> int:
-        """Reader thread: a job starts here; returns its number for :meth:`leave`."""
+    def run(self, job: Callable[[], T]) -> T:
+        """Reader thread: run ``job`` here, watched: if it outlasts two looks, the reading moves on
+        to a new thread and the job finishes where it is. Returns what ``job`` returned."""
         with self._lock:
             self._seq += 1
             self._here = seq = self._seq
@@ -65,13 +68,12 @@ class Relay:
             self._watching = True
         if arm:
             self._watch(self.check)
-        return seq
-
-    def leave(self, seq: int) -> None:
-        """The job numbered ``seq`` returned (on the reader, or on the thread it was left on)."""
-        with self._lock:
-            if self._here == seq:
-                self._here = 0
+        try:
+            return job()
+        finally:
+            with self._lock:
+                if self._here == seq:  # not handed on meanwhile
+                    self._here = 0
 
     def _hand_on_locked(self) -> None:
         self._here = 0  # the job goes on where it is; the reader it ran on reads no more

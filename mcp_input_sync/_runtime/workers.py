@@ -12,7 +12,7 @@ slot is already free when the server, having read the answer, sends its next
 request.
 
 With a relay (stdio), the reader runs a job itself when no job holds a
-slot (:meth:`HandlerPool.run_here`): two thread switches cost more than a
+slot (:meth:`HandlerPool.submit`): two thread switches cost more than a
 quick callback; the relay hands the reading on when the job turns out slow.
 
 Workers are started when they are needed, and no sooner. A job that finds
@@ -60,14 +60,18 @@ class HandlerPool:
         relay: Optional[Relay] = None,
     ) -> None:
         self.size = size
-        #: Runs quick jobs on the reader thread (:meth:`run_here`); None: every job goes to a worker.
+        #: Runs quick jobs on the reader thread (:meth:`submit`); None: every job goes to a worker.
         self.relay = relay
         #: Reader thread only: how many more jobs go to workers after a slow one ran on the reader.
         self._skip = 0
         self._role = role
         self._nudge = nudge
-        self._free = size  # slots not taken; guarded by _lock (cheaper than a Semaphore's condition)
+        #: Slots not taken: written under ``_lock`` (cheaper than a Semaphore's condition); read by anyone
+        #: as a hint (0: a job now would be refused; :meth:`start` and :meth:`submit` decide).
+        self.free = size
         self._jobs: "queue.SimpleQueue[Optional[tuple[Job, object]]]" = queue.SimpleQueue()
+        #: True when no job waits for a worker (False: another answer is about to follow); the queue's own method.
+        self.none_queued: Callable[[], bool] = self._jobs.empty
         self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []
         self._idle = 0  # workers waiting for a job and not yet promised one
@@ -82,7 +86,8 @@ class HandlerPool:
     def start(self, job: Job, label: object) -> bool:
         """Take a slot and run ``job`` on a worker; False, and nothing runs, when all ``size`` are held.
 
-        The slot is released when ``job`` really returns. ``label`` names the
+        The slot is released when ``job`` really returns (a pool shut down with
+        every slot held still says False). ``label`` names the
         job in logs and in :meth:`shutdown`'s list: anything whose ``str()``
         does (made into text only when it is needed).
 
@@ -90,11 +95,11 @@ class HandlerPool:
             RuntimeError: the pool is shut down.
         """
         with self._lock:
+            if self.free <= 0:  # first: every slot held is busy, shut down or not
+                return False
             if self._shutdown:
                 raise RuntimeError("pool is shut down")
-            if self._free <= 0:
-                return False
-            self._free -= 1
+            self.free -= 1
             nudge = None
             if self._idle > 0:
                 self._idle -= 1
@@ -111,46 +116,46 @@ class HandlerPool:
             nudge(self._check)
         return True
 
-    def run_here(self, job: Job, label: object) -> Optional[bool]:
-        """Reader thread: run ``job`` (and its follow-up) right here, when that is the cheaper way.
+    def submit(self, job: Job, label: object) -> bool:
+        """Take a slot and run ``job``: right here, when that is the cheaper way, else on a worker (:meth:`start`).
 
-        That is when the pool has a relay, no job holds a slot (none is slow
-        or blocked now), and no job run here lately took more than ``SLOW``.
-        Returns None when the job should go to :meth:`start` instead; True
-        once it ran here; False, and nothing runs, when no slot is free. The
-        job takes a slot as on a worker; if it outlasts the relay's looks, the
-        reading moves to a new thread and the job finishes where it is.
+        Here means on the calling thread (the reader), and only when the pool
+        has a relay, no job holds a slot (none is slow or blocked now), and no
+        job run here lately took more than ``SLOW``; the job and its follow-up
+        then run before this returns, watched by the relay: if the job outlasts
+        its looks, the reading moves to a new thread and the job finishes where
+        it is. Returns False, and nothing runs, when all ``size`` slots are held.
 
         Raises:
             RuntimeError: the pool is shut down.
         """
         relay = self.relay
-        if relay is None or self._free != self.size:
-            return None
+        if relay is None or self.free != self.size:
+            return self.start(job, label)
         if self._skip:
             self._skip -= 1
-            return None
+            return self.start(job, label)
         with self._lock:
             if self._shutdown:
                 raise RuntimeError("pool is shut down")
-            if self._free != self.size:
-                return None
-            self._free -= 1
+            here = self.free == self.size
+            if here:
+                self.free -= 1
+        if not here:
+            return self.start(job, label)
         me = threading.current_thread()
         self._running[me] = label
         follow_up: FollowUp = None
         started = time.perf_counter()
-        seq = relay.enter()
         try:
-            follow_up = job()
+            follow_up = relay.run(job)
         except BaseException:  # as on a worker: logged, and the reader reads on
             log.exception("mcp_input_sync: worker job %s failed", label)
         finally:
-            relay.leave(seq)
             self._running.pop(me, None)
             del job
             with self._lock:
-                self._free += 1
+                self.free += 1
         if time.perf_counter() - started > SLOW:
             self._skip = SLOW_SKIP
         if follow_up is not None:
@@ -159,14 +164,6 @@ class HandlerPool:
             except BaseException:
                 log.exception("mcp_input_sync: follow-up of worker job %s failed", label)
         return True
-
-    def full(self) -> bool:
-        """True when every slot is held: a hint read without the lock (:meth:`start` decides)."""
-        return self._free <= 0
-
-    def has_queued(self) -> bool:
-        """True when a job is waiting for a worker (another answer is about to follow)."""
-        return not self._jobs.empty()
 
     def _check(self) -> bool:
         """Watchdog thread, every nudge period while jobs wait: start workers when none finished."""
@@ -202,7 +199,7 @@ class HandlerPool:
                 self._running.pop(me, None)
                 del item, job
                 with self._lock:
-                    self._free += 1
+                    self.free += 1
                     # free already: a job queued meanwhile waits only for the follow-up
                     if self._waiting > 0:
                         self._waiting -= 1  # this worker takes a waiting job next
@@ -228,7 +225,7 @@ class HandlerPool:
             threads = list(self._threads)
         for _ in threads:
             self._jobs.put(None)
-        # and any reader thread still inside a job it ran itself (run_here)
+        # and any reader thread still inside a job it ran itself (submit)
         threads += [thread for thread in list(self._running) if thread not in threads]
         stuck: list[str] = []
         for thread in threads:

@@ -50,7 +50,7 @@ class Lines:
             if line is not None:
                 return line
             self.before_wait()
-            data = self.read(self.read_size())  # not fill(): one call less a read on the reader's path
+            data = self.read(65536 if self.size < 65536 else min(self.size, 1 << 20))  # read_size() and not fill(): calls less on the reader's path
             if not data:
                 return self._at_end()
             self.buf, self.end = data, len(data)

@@ -98,7 +98,7 @@ def start_runtime(core: Core, port: Port, opts: Options, name: str, server_id: s
         # within 0.1 s to look at the nudge: no wake-up per burst (each would be a thread switch)
         nudge = None if port.slow_answers else partial(watchdog.watch_fast, wake=False)
         # a transport that can hand its reading on (stdio) runs quick callbacks on its reader
-        relay = None if port.relieve is None else Relay(port.relieve, partial(watchdog.watch_fast, wake=False))
+        relay = None if port.relief is None else Relay(port.relief.relieve, partial(watchdog.watch_fast, wake=False))
         pool = HandlerPool(opts.max_server_requests, nudge=nudge, relay=relay)
         core.pump.start()
         # the runtime's, not a part's: the desk, the legacy engine and the transport's aborts share one check

@@ -36,7 +36,7 @@ from ._version import __version__
 from .errors import ClientError
 from .handler import InputHandler, declares_roots, overrides
 from .options import Options
-from .transports.base import HttpStatusError, TransportClosed
+from .transports.base import NEW_SESSION, HttpStatusError, TransportClosed
 
 log = logging.getLogger("mcp_input_sync")
 
@@ -216,7 +216,10 @@ class Handshake:
         caps = self.capabilities(offered)
         self._configure(offered, caps)
         done = threading.Event()
-        init = session.start("initialize", eras.initialize_params(offered, caps, self.client_info), is_call=False, clock=self._clock(), done=done, bounded=False)
+        init = session.start(
+            "initialize", eras.initialize_params(offered, caps, self.client_info), is_call=False, clock=self._clock(), done=done, bounded=False,
+            step=NEW_SESSION,
+        )
         wait = max(0.0, min(self.options.discover_timeout, self._left()))
         if session.wait_any(done, wait, [init]) or self._left() <= 0:
             return self._finish(init, offered, None, caps, switch=True, then_probe=True)
@@ -311,7 +314,8 @@ class Handshake:
         caps = self.capabilities(offered)
         self._configure(offered, caps)
         init = session.start(
-            "initialize", eras.initialize_params(offered, caps, self.client_info), is_call=False, clock=self._clock(), done=done, bounded=False
+            "initialize", eras.initialize_params(offered, caps, self.client_info), is_call=False, clock=self._clock(), done=done, bounded=False,
+            step=NEW_SESSION,
         )
         # half of what is left at most, so that a restart still has time
         if session.wait_any(done, max(0.0, self._left() / 2), [probe, init]):
@@ -326,12 +330,13 @@ class Handshake:
         # Still silent: an old server whose reader died on the probe. Restart it once, no probe.
         session.calls.forget(probe)
         session.calls.forget(init)
-        if not self.port.can_restart or self._left() <= 0:
+        restarter = self.port.restarter
+        if restarter is None or self._left() <= 0:
             raise self._out_of_time()
         log.warning("mcp_input_sync: server %s answered neither server/discover nor initialize; restarting it once", self.server_id)
         self._tried.append("a restart of the server")
         try:
-            self.port.restart(max(0.1, self._left()))
+            restarter.restart(max(0.1, self._left()))
         except TransportClosed as exc:
             raise transport_error(exc, str(exc)) from exc
         return self._initialize(offered, forced=None, switch=True)
@@ -376,7 +381,7 @@ class Handshake:
         caps = self.capabilities(offered)
         self._configure(offered, caps)
         params = eras.initialize_params(offered, caps, self.client_info)
-        call = self.session.start("initialize", params, is_call=False, clock=self._clock(), bounded=False)
+        call = self.session.start("initialize", params, is_call=False, clock=self._clock(), bounded=False, step=NEW_SESSION)
         return self._finish(call, offered, forced, caps, switch, then_probe)
 
     def _finish(

@@ -6,9 +6,10 @@ The port stays as the one adapter: the engines may not import a transport
 module (docs/architecture.md#import-rules), so the port is the type they,
 the session and the handshake take, and it says what they need in the
 core's terms. An answer goes out described once (:meth:`Port.answer`);
-``send_later`` and ``flush`` are None unless the transport holds answers
-back; ``configure`` builds the transport's ``Setup``. The contract's
-:class:`TransportClosed` is re-exported for the engines.
+the transport's capabilities (``holding``, ``relief``, ``hand_off``,
+``restarter``) are read once, each an object or None; ``configure`` builds
+the transport's ``Setup``. The contract's
+:class:`TransportClosed` and ``SESSION_READY`` (``Outgoing.step``) are re-exported for the engines.
 See docs/architecture.md#the-port.
 """
 
@@ -17,9 +18,11 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable, Mapping, Optional
 
-from .transports.base import ANSWER, OnClose, OnLost, OnMessage, Outgoing, Setup, Track, Transport, TransportClosed
+from .transports.base import (
+    ANSWER, SESSION_READY, Holding, OnClose, OnLost, OnMessage, Outgoing, ReadingHandOff, Relief, Restarter, Setup, Track, Transport, TransportClosed,
+)
 
-__all__ = ["Port", "TransportClosed"]
+__all__ = ["Port", "SESSION_READY", "TransportClosed"]
 
 
 class Port:
@@ -33,14 +36,11 @@ class Port:
         "ties_by_stream",
         "slow_answers",
         "mirrors_tool_headers",
-        "can_restart",
-        "send_later",
-        "flush",
-        "relieve",
-        "offer_reading",
-        "read_here",
-        "release_reading",
         "needs_deadlines",
+        "holding",
+        "relief",
+        "hand_off",
+        "restarter",
     )
 
     def __init__(self, transport: Transport) -> None:
@@ -56,26 +56,17 @@ class Port:
         self.slow_answers = transport.slow_answers
         #: HTTP: ``x-mcp-header`` arguments go as headers (``Outgoing.header_args``).
         self.mirrors_tool_headers = transport.mirrors_tool_headers
-        #: stdio: the server can be started afresh (:meth:`restart`).
-        self.can_restart = transport.can_restart
         #: HTTP: each request goes with its deadline (``Outgoing.deadline``).
         self.needs_deadlines = transport.needs_deadlines
-        holds = transport.holds_answers
-        #: stdio: hold an answer back to write it with the next one (None: not offered).
-        self.send_later: Optional[Callable[[bytes], bool]] = transport.send_later if holds else None
-        #: stdio: write the answers held back (None: not offered).
-        self.flush: Optional[Callable[[], None]] = transport.flush if holds else None
-        #: stdio: hand the reading to a new thread while the reader runs a slow callback (None: not offered).
-        self.relieve: Optional[Callable[[], None]] = transport.relieve if transport.can_relieve else None
-        hands = transport.can_hand_reading
-        #: stdio: the reader lets a caller about to wait again read for itself (None: not offered).
-        self.offer_reading: Optional[Callable[[int], None]] = transport.offer_reading if hands else None
-        #: stdio: read here until a call is done, when the reading was offered to this thread.
-        self.read_here: Optional[Callable[[Callable[[], bool], float, Optional[threading.Event]], bool]] = (
-            transport.read_here if hands else None
-        )
-        #: stdio: give the reading back after the call (a no-op when not held).
-        self.release_reading: Optional[Callable[[], None]] = transport.release_reading if hands else None
+        #: The transport's capabilities, each an object or None (transports/base.py), read once.
+        #: stdio: answers held back and written together (``send_later``, ``flush``).
+        self.holding: Optional[Holding] = transport.holding
+        #: stdio: a new reader for one busy in a slow callback (``relieve``).
+        self.relief: Optional[Relief] = transport.relief
+        #: stdio: the reading handed to a caller reading its own rounds (``offer_reading``, ``read_here``, ``release_reading``).
+        self.hand_off: Optional[ReadingHandOff] = transport.hand_off
+        #: stdio: the server started afresh (``restart``).
+        self.restarter: Optional[Restarter] = transport.restarter
 
     def configure(self, server_id: str, limits: Mapping[str, int], on_lost: OnLost, track: Optional[Track] = None) -> None:
         """Tell the transport the client's ``server_id``, its ``limits``, whom to tell of lost requests and its deadline sweep."""
@@ -90,10 +81,6 @@ class Port:
     def answer(self, data: bytes) -> None:
         """Write an answer to a server request (raises ``TransportClosed``)."""
         self.send(data, ANSWER)
-
-    def restart(self, timeout: float) -> None:
-        """Stop the server and start a fresh one (only when :attr:`can_restart`)."""
-        self.transport.restart(timeout)
 
     def set_protocol(self, era: str, version: str) -> None:
         """The handshake's decision, told once per decision before anything more is sent."""

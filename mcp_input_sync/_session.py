@@ -172,11 +172,10 @@ class Session:
         self._ids = itertools.count(1)
         #: Why the connection broke, once it did (later calls say it); None while it holds, or after close().
         self.ended_why: Optional[str] = None
-        self._offer = port.offer_reading
+        #: stdio: the reading handed to a caller reading its own rounds (None: not offered).
+        self._hand_off = port.hand_off
         #: HTTP: each request tells the transport its deadline (Outgoing.deadline).
         self._deadlines = port.needs_deadlines
-        self._read_here = port.read_here
-        self._release = port.release_reading
         #: The requests in flight.
         self.calls = CallTable() if calls is None else calls
         #: Who hears server requests and cancellations (:meth:`serve`).
@@ -219,10 +218,10 @@ class Session:
         lines of stderr (:func:`last_words`); "" for other transports or a silent server."""
         return last_words(*self.port.last_words())
 
-    def notify(self, method: str, params: Optional[JsonDict] = None) -> None:
-        """Send a notification."""
+    def notify(self, method: str, params: Optional[JsonDict] = None, step: Optional[str] = None) -> None:
+        """Send a notification (``step``: the handshake step it is, ``Outgoing.step``)."""
         # the one that gives a call up is bounded: a server slow to take it must not hold who gave up
-        self.send(jsonrpc.notification(method, params), Outgoing(method, bounded=method == _GIVE_UP))
+        self.send(jsonrpc.notification(method, params), Outgoing(method, bounded=method == _GIVE_UP, step=step))
 
     def notify_quietly(self, method: str, params: Optional[JsonDict] = None) -> None:
         """:meth:`notify`, logging a failure instead of raising it."""
@@ -250,6 +249,7 @@ class Session:
         again: bool = False,
         waits: bool = False,
         bounded: bool = True,
+        step: Optional[str] = None,
     ) -> Call:
         """Register and write one request (stamped); the caller waits for it with :meth:`result`.
 
@@ -267,12 +267,13 @@ class Session:
         post it on this thread (HTTP); a request nobody waits for, or one
         a cancel event may end, goes without. ``bounded`` False: the
         handshake's, which the sending thread posts itself, unbounded
-        (``Outgoing.bounded``).
+        (``Outgoing.bounded``). ``step``: the handshake step it is
+        (``Outgoing.step``: an ``initialize`` begins a session).
         """
         request_id = next(self._ids)
         call = Call(request_id, method, is_call, self._default_assigns if assigns is None else assigns, clock, done)
         call.task_id = task_id
-        if again and self._offer is not None:
+        if again and self._hand_off is not None:
             call.waiter = threading.get_ident()
         version: Optional[str] = None
         if stamp is not None:
@@ -292,7 +293,7 @@ class Session:
             now = _clock.monotonic()
             deadline = now + clock.remaining(now)
         name = routed_name(method, params) if stamped is None else stamped.name
-        info = Outgoing(method, request_id, version, name, header_args, deadline, call.waiter != 0, bounded)
+        info = Outgoing(method, request_id, version, name, header_args, deadline, call.waiter != 0, bounded, step)
         try:
             self.send(jsonrpc.request(request_id, method, params), info)
         except ClientError:
@@ -309,10 +310,11 @@ class Session:
         if relay is not None:  # a callback on the reader, calling back: it must not wait for itself
             relay.yield_reader()
         try:
-            read_here = self._read_here
-            if read_here is not None and call.waiter and call.response is None and call.failure is None:
+            if call.waiter and call.response is None and call.failure is None:  # a waiter is set only with a hand-off
                 # offered the reading (offer_reading below): read the answer here, no wake
-                read_here(call.done.is_set, min(call.clock.remaining(_clock.monotonic()), _clock.MAX_WAIT), cancel)
+                hand_off = self._hand_off
+                assert hand_off is not None
+                hand_off.read_here(call.done.is_set, min(call.clock.remaining(_clock.monotonic()), _clock.MAX_WAIT), cancel)
             if cancel is None and call.response is None and call.failure is None:
                 call.done.wait(min(call.clock.remaining(_clock.monotonic()), _clock.MAX_WAIT))
             if call.response is None and call.failure is None:
@@ -351,9 +353,9 @@ class Session:
 
     def release_reading(self) -> None:
         """The caller's call has ended: the reading it may hold goes back to the reader thread."""
-        release = self._release
-        if release is not None:
-            release()
+        hand_off = self._hand_off
+        if hand_off is not None:
+            hand_off.release_reading()
 
     def wait_any(self, done: threading.Event, seconds: float, calls: list[Call]) -> bool:
         """Wait (bounded, library clock) until one of ``calls`` sharing ``done`` has an outcome."""
@@ -460,9 +462,9 @@ class Session:
                     return
                 call.response = message
                 if call.waiter:  # the caller will send again at once: it may read the next answer itself
-                    offer = self._offer
-                    assert offer is not None
-                    offer(call.waiter)
+                    hand_off = self._hand_off
+                    assert hand_off is not None
+                    hand_off.offer_reading(call.waiter)
                 call.done.set()
             else:
                 receiver.invalid(message)

@@ -588,7 +588,7 @@ def new_list() -> list[Any]:
 
 def legacy_engine(desk: FakeDesk, sent: list[Any], watch: Optional[Watch] = None, pool: Optional[InlinePool] = None) -> LegacyEngine:
     session = SimpleNamespace(calls=CallTable())
-    port = SimpleNamespace(answer=lambda data: sent.append(jsonrpc.decode(data)), ties_by_stream=False, send_later=None, flush=None)
+    port = SimpleNamespace(answer=lambda data: sent.append(jsonrpc.decode(data)), ties_by_stream=False, holding=None)
     watch = watch or Watch()
     watchdog = SimpleNamespace(watch=watch, watch_fast=lambda fn, wake=True: None)
     return LegacyEngine(

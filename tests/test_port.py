@@ -35,11 +35,12 @@ from mcp_input_sync.transports.memory import MemoryTransport
 from mcp_input_sync.transports.stdio import StdioTransport
 
 #: The attributes the contract declares, each read once by the port.
-DECLARED = ("default_server_id", "origin", "ties_by_stream", "slow_answers", "holds_answers", "mirrors_tool_headers", "can_restart")
+DECLARED = ("default_server_id", "origin", "ties_by_stream", "slow_answers", "mirrors_tool_headers", "holding", "restarter")
 
 
 class Counted(Transport):
-    """A transport declaring every feature, counting each read of a declared attribute and each call."""
+    """A transport declaring every feature (``holding`` and ``restarter``: itself), counting each read of a declared
+    attribute or capability and each call."""
 
     def __init__(self, holds: bool = True) -> None:
         self.reads: collections.Counter[str] = collections.Counter()
@@ -49,9 +50,9 @@ class Counted(Transport):
             "era_key": "counted:1",
             "ties_by_stream": True,
             "slow_answers": True,
-            "holds_answers": holds,
+            "holding": self if holds else None,
             "mirrors_tool_headers": True,
-            "can_restart": True,
+            "restarter": self,
         }
         self.calls: list[tuple[str, Any]] = []
         self.refuse: Optional[BaseException] = None
@@ -66,9 +67,9 @@ class Counted(Transport):
     era_key = property(lambda self: self._read("era_key"))
     ties_by_stream = property(lambda self: self._read("ties_by_stream"))
     slow_answers = property(lambda self: self._read("slow_answers"))
-    holds_answers = property(lambda self: self._read("holds_answers"))
     mirrors_tool_headers = property(lambda self: self._read("mirrors_tool_headers"))
-    can_restart = property(lambda self: self._read("can_restart"))
+    holding = property(lambda self: self._read("holding"))  # type: ignore[assignment]
+    restarter = property(lambda self: self._read("restarter"))  # type: ignore[assignment]
 
     # the methods, each call recorded
     def start(self, on_message: OnMessage, on_close: OnClose) -> None:
@@ -113,7 +114,8 @@ def test_each_declared_attribute_is_read_once_when_the_port_is_built() -> None:
     assert {name: transport.reads[name] for name in DECLARED} == dict.fromkeys(DECLARED, 1)
     for _ in range(3):  # what the core reads many times, it reads from the port
         assert (port.default_server_id, port.origin) == ("counted", "https://counted.example")
-        assert (port.ties_by_stream, port.slow_answers, port.mirrors_tool_headers, port.can_restart) == (True, True, True, True)
+        assert (port.ties_by_stream, port.slow_answers, port.mirrors_tool_headers) == (True, True, True)
+        assert port.holding is transport and port.restarter is transport
     assert {name: transport.reads[name] for name in DECLARED} == dict.fromkeys(DECLARED, 1)
     assert transport.reads["era_key"] == 0  # not read until asked
 
@@ -121,9 +123,9 @@ def test_each_declared_attribute_is_read_once_when_the_port_is_built() -> None:
 def test_a_later_change_of_the_transport_does_not_reach_the_port() -> None:
     transport = Counted()
     port = Port(transport)
-    transport.values.update(ties_by_stream=False, slow_answers=False, can_restart=False, origin=None, holds_answers=False)
-    assert (port.ties_by_stream, port.slow_answers, port.can_restart, port.origin) == (True, True, True, "https://counted.example")
-    assert port.send_later is not None and port.flush is not None  # decided once
+    transport.values.update(ties_by_stream=False, slow_answers=False, restarter=None, origin=None, holding=None)
+    assert (port.ties_by_stream, port.slow_answers, port.origin) == (True, True, "https://counted.example")
+    assert port.holding is transport and port.restarter is transport  # decided once
 
 
 def test_the_era_key_is_read_when_asked() -> None:
@@ -163,13 +165,13 @@ def test_what_the_transport_raises_reaches_the_caller() -> None:
 def test_held_answers_are_offered_only_by_a_transport_that_holds_them() -> None:
     holding = Counted(holds=True)
     port = Port(holding)
-    assert port.send_later is not None and port.flush is not None
-    assert port.send_later(b"a") is True
-    port.flush()
+    assert port.holding is not None
+    assert port.holding.send_later(b"a") is True
+    port.holding.flush()
     assert holding.calls == [("send_later", b"a"), ("flush", None)]
     at_once = Counted(holds=False)
     port = Port(at_once)
-    assert port.send_later is None and port.flush is None  # the engine writes each answer at once
+    assert port.holding is None  # the engine writes each answer at once
     assert at_once.calls == []
 
 
@@ -201,7 +203,8 @@ def test_the_other_methods_reach_the_transport_as_they_are() -> None:
     port.start(on_message, on_close)
     port.set_protocol("modern", "2026-07-28")
     assert port.cancel_request(7) is True
-    port.restart(2.5)
+    assert port.restarter is not None
+    port.restarter.restart(2.5)
     assert port.last_words() == (2, "fatal: no key")
     port.close(1.5)
     assert transport.calls == [
@@ -216,19 +219,19 @@ def test_the_other_methods_reach_the_transport_as_they_are() -> None:
 
 def test_the_library_transports_are_seen_as_they_declare_themselves() -> None:
     stdio = Port(StdioTransport(["python", "weather_server.py"]))  # nothing starts until start()
-    assert (stdio.can_restart, stdio.ties_by_stream, stdio.slow_answers, stdio.mirrors_tool_headers) == (True, False, False, False)
-    assert stdio.send_later is not None and stdio.flush is not None  # stdio holds answers back
+    assert (stdio.ties_by_stream, stdio.slow_answers, stdio.mirrors_tool_headers) == (False, False, False)
+    assert stdio.transport is stdio.holding is stdio.relief is stdio.hand_off is stdio.restarter  # every capability: stdio itself
     assert stdio.default_server_id == "weather_server" and stdio.origin is None
     key = stdio.era_key()
     assert key is not None and key.startswith("stdio:") and stdio.era_key() == key
 
     http = Port(HttpTransport("https://mcp.example.com/mcp"))
-    assert (http.ties_by_stream, http.slow_answers, http.mirrors_tool_headers, http.can_restart) == (True, True, True, False)
-    assert http.send_later is None and http.flush is None
+    assert (http.ties_by_stream, http.slow_answers, http.mirrors_tool_headers) == (True, True, True)
+    assert (http.holding, http.relief, http.hand_off, http.restarter) == (None, None, None, None)
     assert http.origin == "https://mcp.example.com" and http.era_key() == "https://mcp.example.com/mcp"
 
     memory = Port(MemoryTransport())
-    assert (memory.default_server_id, memory.send_later, memory.can_restart, memory.era_key()) == ("memory", None, False, None)
+    assert (memory.default_server_id, memory.holding, memory.restarter, memory.era_key()) == ("memory", None, None, None)
 
 
 def test_transport_closed_is_the_contracts_own() -> None:

@@ -28,6 +28,8 @@ from mcp_input_sync._session import Session
 from mcp_input_sync._stats import Stats
 from mcp_input_sync.transports.base import (
     ANSWER,
+    NEW_SESSION,
+    SESSION_READY,
     HttpStatusError,
     OnClose,
     OnMessage,
@@ -376,14 +378,14 @@ def test_a_transport_with_only_the_three_methods_keeps_every_default() -> None:
     bare = Bare()
     port = Port(bare)
     assert (port.default_server_id, port.origin, port.era_key(), port.last_words()) == ("server", None, None, (None, ""))
-    assert (port.ties_by_stream, port.slow_answers, port.mirrors_tool_headers, port.can_restart) == (False, False, False, False)
-    assert port.send_later is None and port.flush is None  # the engine writes each answer at once
+    assert (port.ties_by_stream, port.slow_answers, port.mirrors_tool_headers, port.needs_deadlines) == (False, False, False, False)
+    # no capability: each answer written at once, no callback on a reader, no reading handed on, no restart
+    assert (port.holding, port.relief, port.hand_off, port.restarter) == (None, None, None, None)
     assert port.cancel_request(1) is False  # the session sends notifications/cancelled instead
     port.configure("x", {"message_bytes": 1}, lambda request_id, error: None)
     port.set_protocol("legacy", "2025-11-25")
-    with pytest.raises(TransportClosed):
-        port.restart(1.0)
-    assert bare.send_later(b"a") is False and bare.sent == [(b"a", ANSWER)]  # written at once, nothing held
+    port.answer(b"a")
+    assert bare.sent == [(b"a", ANSWER)]
 
 
 def test_setup_and_outgoing_are_frozen() -> None:
@@ -414,6 +416,34 @@ def test_http_takes_its_headers_from_what_it_is_told_never_from_the_body(tiny: l
     assert modern.headers["mcp-protocol-version"] == V
     assert (modern.headers["mcp-method"], modern.headers["mcp-name"], modern.headers["mcp-param-region"]) == ("tools/call", "sql", "eu west")
     assert modern.headers["mcp-param-note"] == "=?base64?" + base64.b64encode("café".encode()).decode() + "?="
+
+
+def test_http_takes_a_session_from_the_step_it_is_told_never_from_the_method(tiny: list[TinyServer]) -> None:
+    # the session id an answer names is taken only from a request told NEW_SESSION, whatever its method,
+    # and only a message told SESSION_READY opens the GET stream
+    sessions = iter(["from-decoy", "from-told"])
+
+    def answer(seen: Seen) -> Reply:
+        if seen.verb == "GET":
+            return Reply(405)
+        if isinstance(seen.body, dict) and "id" in seen.body:
+            return Reply(200, {"Mcp-Session-Id": next(sessions)}, {"jsonrpc": "2.0", "id": seen.body["id"], "result": {}})
+        return Reply(202)
+
+    server = TinyServer(answer)
+    tiny.append(server)
+    transport = HttpTransport(server.url, request_threads=False)
+    transport.start(lambda *message: None, lambda error: None)
+    try:
+        named = jsonrpc.encode(jsonrpc.request(1, "initialize", {}))
+        transport.send(named, Outgoing("initialize", 1))  # called initialize, told nothing: no session begins
+        assert transport.session_id is None
+        transport.send(named, Outgoing("anything", 2, step=NEW_SESSION))  # told: a session begins
+        assert transport.session_id == "from-told"
+        transport.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}', Outgoing("notifications/initialized"))
+        assert [seen.verb for seen in server.requests] == ["POST", "POST", "POST"]  # not told ready: no GET stream
+    finally:
+        transport.close(BOUND)
 
 
 @pytest.mark.parametrize("request_threads", [True, False])
@@ -599,8 +629,8 @@ def test_a_transport_written_from_base_alone_carries_a_legacy_call_with_a_server
         result = client.call_tool("deploy", {})
         assert result["content"][0]["text"] == "deployed to eu"
     told = transport.told
-    assert told[0] == Outgoing("initialize", 1)
-    assert told[1] == Outgoing("notifications/initialized")
+    assert told[0] == Outgoing("initialize", 1, step=NEW_SESSION)  # the handshake says which step it is
+    assert told[1] == Outgoing("notifications/initialized", step=SESSION_READY)
     assert told[2] == Outgoing("tools/call", 2, None, "deploy", bounded=True)
     assert told[3] is ANSWER  # the answer to elicitation/create
 

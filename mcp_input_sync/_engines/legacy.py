@@ -39,7 +39,7 @@ from .._session import Session, collect_pages
 from ..errors import ClientError, InputRefused
 from ..handler import CancelToken, declares_roots
 from ..options import Options
-from .._port import TransportClosed
+from .._port import SESSION_READY, TransportClosed
 from .base import AGAIN, poll_task, wrong_era
 
 log = logging.getLogger("mcp_input_sync")
@@ -82,9 +82,8 @@ class LegacyEngine:
         self._expire = self._timed_out
         #: HTTP: tie server requests to the call whose stream carried them (not to the only call).
         self.ties_by_stream = port.ties_by_stream
-        #: stdio: hold an answer back while another follows at once (``send_later``), and write it (``flush``).
-        self.send_later = port.send_later
-        self.flush = port.flush
+        #: stdio: hold an answer back while another follows at once, and write it later (None: not offered).
+        self.holding = port.holding
         #: The negotiated version (None before the handshake).
         self.negotiated: Optional[str] = None
         self.server_capabilities: Optional[JsonDict] = None
@@ -217,10 +216,10 @@ class LegacyEngine:
         if count is not None:
             self.stats.add(count)
         try:
-            later = self.send_later
-            if later is not None and not self.pool.none_queued():
+            holding = self.holding
+            if holding is not None and not self.pool.none_queued():
                 # another answer follows at once: write them together, waking the server once
-                if later(data):
+                if holding.send_later(data):
                     # the watchdog is woken for it only when no sweep keeps it waking (0.1 s) anyway
                     self.watchdog.watch_fast(self._flush_soon())
             else:
@@ -232,10 +231,10 @@ class LegacyEngine:
             self.calls.untie(entry, call, _clock.monotonic())
 
     def _flush_quietly(self) -> None:
-        flush = self.flush
-        if flush is not None:
+        holding = self.holding
+        if holding is not None:
             try:
-                flush()
+                holding.flush()
             except TransportClosed:
                 pass
 
@@ -286,7 +285,7 @@ class LegacyEngine:
         """The handshake chose this era: ``notifications/initialized``, then logs if someone reads them."""
         self.negotiated = version
         self.server_capabilities = server_capabilities
-        self.session.notify("notifications/initialized")
+        self.session.notify("notifications/initialized", step=SESSION_READY)
         if self.router.wants_logs:
             self.request_logs()
         return None

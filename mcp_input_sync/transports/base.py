@@ -50,12 +50,17 @@ here does the right thing for a transport without the feature. Override
 what the transport does differently:
 
 - attributes: ``default_server_id``, ``origin``, ``era_key``,
-  ``ties_by_stream``, ``slow_answers``, ``holds_answers``,
-  ``mirrors_tool_headers``, ``can_restart``, ``can_relieve``,
-  ``can_hand_reading``;
+  ``ties_by_stream``, ``slow_answers``, ``mirrors_tool_headers``,
+  ``needs_deadlines``;
 - methods: ``configure``, ``set_protocol``, ``cancel_request``,
-  ``send_later`` with ``flush``, ``restart``, ``relieve``, ``last_words``,
-  ``offer_reading`` with ``read_here`` and ``release_reading``.
+  ``last_words``;
+- capabilities, each a property that is None here and, where the
+  transport has the capability, an object offering it (often the
+  transport itself): ``holding`` (:class:`Holding`: ``send_later`` and
+  ``flush``), ``relief`` (:class:`Relief`: ``relieve``), ``hand_off``
+  (:class:`ReadingHandOff`: ``offer_reading``, ``read_here``,
+  ``release_reading``) and ``restarter`` (:class:`Restarter`:
+  ``restart``). The client asks only a transport that offers one.
 
 Errors the client recognises, all raised from here: :class:`TransportClosed`
 (``check`` may name the rule that refused the message, e.g. ``"redirect"``),
@@ -73,7 +78,7 @@ client's ``limits``, passed to ``on_lost``. A message over
 # below would compile its string annotations at import, some 200 KB for every client.
 import abc
 import threading
-from typing import Any, Callable, Mapping, NamedTuple, Optional
+from typing import Any, Callable, Mapping, NamedTuple, Optional, Protocol
 
 from .._protocol.jsonrpc import RequestId
 
@@ -174,6 +179,12 @@ class Outgoing(NamedTuple):
             (when set), else on a thread of its own, a failure told to
             ``on_lost``. False (the handshake's requests, other notifications,
             answers): the sending thread posts it, a failure raised from ``send``.
+        step: the handshake step the message is: :data:`NEW_SESSION` (an
+            ``initialize``: a session begins; HTTP forgets the old session
+            id, takes the one the answer names and keeps the request to
+            begin again after a 404) or :data:`SESSION_READY` (the
+            ``notifications/initialized``: HTTP opens its GET stream); None
+            for every other message.
     """
 
     method: Optional[str] = None
@@ -184,6 +195,7 @@ class Outgoing(NamedTuple):
     deadline: Optional[float] = None
     reads_answer: bool = False
     bounded: bool = False
+    step: Optional[str] = None
 
     @property
     def expects_answer(self) -> bool:
@@ -193,6 +205,10 @@ class Outgoing(NamedTuple):
 
 #: What the client tells of an answer to a server request (and of a message sent without ``info``).
 ANSWER = Outgoing()
+#: ``Outgoing.step`` of a request that begins a session (``initialize``).
+NEW_SESSION = "new-session"
+#: ``Outgoing.step`` of the notification that says the session is ready (``notifications/initialized``).
+SESSION_READY = "session-ready"
 
 
 class Setup(NamedTuple):
@@ -223,6 +239,55 @@ class Setup(NamedTuple):
     track: Optional[Track] = None
 
 
+class Holding(Protocol):
+    """A transport's capability to hold answers back and write them together (stdio)."""
+
+    def send_later(self, data: bytes) -> bool:
+        """Hold an answer back, to write it with the next write or :meth:`flush`; True when it is the
+        first one held (the caller then sees that a flush follows soon)."""
+
+    def flush(self) -> None:
+        """Write the answers held back, if any."""
+
+
+class Relief(Protocol):
+    """A transport's capability to hand its reading to a new thread while the reader is busy (stdio).
+
+    Offered only where one thread calls ``on_message`` (never ``send``): the
+    client then runs quick callbacks on the reader itself.
+    """
+
+    def relieve(self) -> None:
+        """Start a new thread that reads on from where the reader is.
+
+        Called from any thread while the reader is inside ``on_message`` (a
+        callback there turned out slow). From then on the new thread reads
+        and calls ``on_message``; the old one reads nothing more once its
+        ``on_message`` returns, and ends. ``close`` joins the newest reader.
+        """
+
+
+class ReadingHandOff(Protocol):
+    """A transport's capability to let a caller read for a while (stdio: a 2026-07-28 call reads its rounds)."""
+
+    def offer_reading(self, ident: int) -> None:
+        """Reader thread, inside ``on_message``: let the thread ``ident`` read for a while."""
+
+    def read_here(self, done: Callable[[], bool], seconds: float, cancel: Optional[threading.Event] = None) -> bool:
+        """Caller thread: read and call ``on_message`` here until ``done()`` (True), or give up (False);
+        only the thread the reading was offered to reads."""
+
+    def release_reading(self) -> None:
+        """Caller thread: give the reading back, if this thread holds it."""
+
+
+class Restarter(Protocol):
+    """A transport's capability to start its server afresh (stdio)."""
+
+    def restart(self, timeout: float) -> None:
+        """Stop the server and start a fresh one, with the callbacks of ``start``."""
+
+
 class Transport(abc.ABC):
     """The base of every transport; see this module's docstring for the whole contract."""
 
@@ -238,19 +303,9 @@ class Transport(abc.ABC):
     ties_by_stream: bool = False
     #: True when each answer costs a round trip (HTTP), so the client writes answers from many workers at once.
     slow_answers: bool = False
-    #: True when :meth:`send_later` holds answers back to write them together (stdio).
-    holds_answers: bool = False
     #: True when the transport sends ``Outgoing.header_args`` as headers (HTTP): the client
     #: then drops tools with invalid ``x-mcp-header`` annotations and resends a call refused -32020.
     mirrors_tool_headers: bool = False
-    #: True when :meth:`restart` can start the server afresh (stdio).
-    can_restart: bool = False
-    #: True when one thread calls ``on_message`` (never ``send``) and :meth:`relieve` can hand
-    #: the reading to a new one (stdio): the client then runs quick callbacks on the reader.
-    can_relieve: bool = False
-    #: True when the thread that reads can hand the reading to a caller for a while
-    #: (:meth:`offer_reading`, :meth:`read_here`, :meth:`release_reading`; stdio).
-    can_hand_reading: bool = False
     #: True when the transport wants each request's deadline (``Outgoing.deadline``):
     #: HTTP posts a request on the caller's thread and aborts it there.
     needs_deadlines: bool = False
@@ -282,45 +337,27 @@ class Transport(abc.ABC):
         """
         return False
 
-    def send_later(self, data: bytes) -> bool:
-        """Hold an answer back, to write it with the next write or :meth:`flush`.
+    # ------------------------------------------------------------------ capabilities: offered or not
 
-        Returns True when it is the first one held (the caller then sees that
-        a flush follows soon). The default writes it at once and returns False.
-        """
-        self.send(data, ANSWER)
-        return False
+    @property
+    def holding(self) -> Optional[Holding]:
+        """Answers held back and written together (:class:`Holding`; stdio), or None: each answer is written at once."""
+        return None
 
-    def flush(self) -> None:
-        """Write the answers :meth:`send_later` held back; by default there are none."""
+    @property
+    def relief(self) -> Optional[Relief]:
+        """A new reader for a busy one (:class:`Relief`; stdio), or None: the client runs no callback on a reader."""
+        return None
 
-    def offer_reading(self, ident: int) -> None:
-        """Reader thread, inside ``on_message``: let the thread ``ident`` read for a while
-        (only when :attr:`can_hand_reading`; by default nothing happens)."""
+    @property
+    def hand_off(self) -> Optional[ReadingHandOff]:
+        """The reading handed to a caller for a while (:class:`ReadingHandOff`; stdio), or None."""
+        return None
 
-    def read_here(self, done: Callable[[], bool], seconds: float, cancel: Optional[threading.Event] = None) -> bool:
-        """Caller thread: read and call ``on_message`` here until ``done()`` (True), or give up (False).
-
-        Only the thread the reading was offered to reads; by default nothing is read.
-        """
-        return False
-
-    def release_reading(self) -> None:
-        """Caller thread: give the reading back, if this thread holds it."""
-
-    def relieve(self) -> None:
-        """Start a new thread that reads on from where the reader is (only when :attr:`can_relieve`).
-
-        Called from any thread while the reader is inside ``on_message`` (a
-        callback there turned out slow). From then on the new thread reads
-        and calls ``on_message``; the old one reads nothing more once its
-        ``on_message`` returns, and ends. ``close`` joins the newest reader.
-        """
-        raise TransportClosed("this transport cannot hand its reading to another thread")
-
-    def restart(self, timeout: float) -> None:
-        """Stop the server and start a fresh one, with the same callbacks (only when :attr:`can_restart`)."""
-        raise TransportClosed("this transport cannot restart its server")
+    @property
+    def restarter(self) -> Optional[Restarter]:
+        """The server started afresh (:class:`Restarter`; stdio), or None."""
+        return None
 
     def last_words(self) -> tuple[Optional[int], str]:
         """The server's exit status once it ended (else None) and its last lines of stderr, cleaned

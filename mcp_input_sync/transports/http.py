@@ -58,6 +58,8 @@ from .._runtime.workers import HandlerPool
 from ._providers import BearerProvider, add_authorization, is_bearer_provider
 from .base import (
     ANSWER,
+    NEW_SESSION,
+    SESSION_READY,
     Decoded,
     HttpStatusError,
     OnClose,
@@ -80,7 +82,7 @@ ACCEPT = "application/json, text/event-stream"
 SESSION_HEADER = "Mcp-Session-Id"
 VERSION_HEADER = "MCP-Protocol-Version"
 #: What the transport says of its own ``notifications/initialized`` after a re-initialisation.
-_INITIALIZED = Outgoing("notifications/initialized")
+_INITIALIZED = Outgoing("notifications/initialized", step=SESSION_READY)
 
 Auth = Callable[["requests.PreparedRequest"], "requests.PreparedRequest"]
 
@@ -316,12 +318,12 @@ class HttpTransport(Transport):
                 self._given_up.discard(request_id)
 
     def _exchange(self, data: bytes, info: Outgoing, handle: Any = None) -> None:
-        method = info.method
-        if method == "initialize":
+        step = info.step
+        if step == NEW_SESSION:
             self._initialize = (data, info)
             self.session_id = None
         response = self._post(data, info, handle)
-        if response.status_code == 404 and self.session_id is not None and method != "initialize":
+        if response.status_code == 404 and self.session_id is not None and step != NEW_SESSION:
             response.close()
             if handle is not None:  # a new session must not be cut by this call's deadline
                 self._post_later(data, info, self._resend)
@@ -329,7 +331,7 @@ class HttpTransport(Transport):
                 self._resend(data, info)
             return
         self._handle(response, info, handle)
-        if method == "notifications/initialized":
+        if step == SESSION_READY:
             self._initialized_sent = True
             self._open_get_stream()
 
@@ -473,7 +475,7 @@ class HttpTransport(Transport):
             response.close()
             raise HttpStatusError(response.status_code, self.shown_url)
         session = response.headers.get(SESSION_HEADER)
-        if session is not None and info.method == "initialize":
+        if session is not None and info.step == NEW_SESSION:
             self.session_id = session
         return response
 

@@ -65,12 +65,29 @@ class StdioTransport(Transport):
     needed. Answers can be held back (:meth:`send_later`) and the server
     restarted (:meth:`restart`). Who reads the server's stdout now (the
     reader thread, or a caller reading its own rounds) is :attr:`seat`.
+    It offers every capability of the contract itself: ``holding``,
+    ``relief``, ``hand_off`` and ``restarter`` are this transport.
     """
 
-    holds_answers = True
-    can_restart = True
-    can_relieve = True
-    can_hand_reading = True
+    @property
+    def holding(self) -> "StdioTransport":
+        """Answers held back and written together: :meth:`send_later`, :meth:`flush`."""
+        return self
+
+    @property
+    def relief(self) -> "StdioTransport":
+        """A new reader for a busy one: :meth:`relieve`."""
+        return self
+
+    @property
+    def hand_off(self) -> "StdioTransport":
+        """The reading handed to a caller: :meth:`offer_reading`, :meth:`read_here`, :meth:`release_reading`."""
+        return self
+
+    @property
+    def restarter(self) -> "StdioTransport":
+        """The server started afresh: :meth:`restart`."""
+        return self
 
     def __init__(
         self,

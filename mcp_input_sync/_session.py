@@ -12,11 +12,12 @@ See docs/architecture.md#the-session.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import signal
 import threading
-from typing import Any, Callable, Mapping, Optional, Protocol, Union
+from typing import Any, Callable, ContextManager, Mapping, Optional, Protocol, Union
 
 from . import _clock, reflect
 from ._calls import Call, CallTable, ProgressCallback
@@ -30,7 +31,7 @@ from ._protocol.limits import LimitExceeded, json_size, may_be_too_deep, salvage
 from ._runtime.relay import Relay
 from ._stats import Stats
 from .errors import ClientError
-from .transports.base import Decoded, Outgoing, Oversized, TransportAuthError, TransportClosed
+from .transports.base import Decoded, Outgoing, Oversized, ReadingHandOff, TransportAuthError, TransportClosed
 
 log = logging.getLogger("mcp_input_sync")
 
@@ -139,6 +140,35 @@ def last_words(status: Optional[int], tail: str) -> str:
     return "".join("; " + part for part in parts)
 
 
+class _ReadingRounds:
+    """:meth:`Session.reading_rounds` over a transport that hands its reading on: this thread's depth, kept
+    in the session's ``readers``; the outermost exit gives the reading back."""
+
+    __slots__ = ("_readers", "_hand_off", "_ident")
+
+    def __init__(self, readers: dict[int, int], hand_off: ReadingHandOff) -> None:
+        self._readers = readers
+        self._hand_off = hand_off
+        self._ident = 0
+
+    def __enter__(self) -> None:
+        self._ident = ident = threading.get_ident()
+        readers = self._readers
+        readers[ident] = readers.get(ident, 0) + 1
+
+    def __exit__(self, *exc: object) -> None:
+        readers, ident = self._readers, self._ident
+        depth = readers[ident] - 1
+        if depth:
+            readers[ident] = depth
+            return
+        del readers[ident]
+        self._hand_off.release_reading()  # the reading this thread may hold goes back to the reader thread
+
+
+_NOTHING = contextlib.nullcontext()
+
+
 class Session:
     """Requests in flight over one port, and the reader of everything the server sends."""
 
@@ -174,6 +204,8 @@ class Session:
         self.ended_why: Optional[str] = None
         #: stdio: the reading handed to a caller reading its own rounds (None: not offered).
         self._hand_off = port.hand_off
+        #: The threads inside :meth:`reading_rounds` (ident -> depth): each writes only its own key.
+        self._readers: dict[int, int] = {}
         #: HTTP: each request tells the transport its deadline (Outgoing.deadline).
         self._deadlines = port.needs_deadlines
         #: The requests in flight.
@@ -246,7 +278,6 @@ class Session:
         stamp: Optional[Stamp] = None,
         stamped: Optional[Stamped] = None,
         header_args: HeaderArgs = (),
-        again: bool = False,
         waits: bool = False,
         bounded: bool = True,
         step: Optional[str] = None,
@@ -258,10 +289,9 @@ class Session:
         (:class:`~mcp_input_sync.transports.base.Outgoing`), as do its method,
         id, the stamp's version and its ``Mcp-Name``. ``stamped``: ``params``
         carry their ``_meta`` already, at ``stamped.version``, and their
-        ``Mcp-Name`` is ``stamped.name`` (a round's retry). ``again``: the caller
-        will most likely send once more as soon as this answer is in (a
-        2026-07-28 round's retry), so over stdio it may read the next answer
-        itself (docs/threads-and-time.md#threads). ``waits``: the caller
+        ``Mcp-Name`` is ``stamped.name`` (a round's retry). A request sent
+        inside :meth:`reading_rounds` may have its answer read by the thread
+        that sent it (docs/threads-and-time.md#threads). ``waits``: the caller
         waits for the answer at once, with no cancel event, so a transport
         that wants deadlines gets this one's (``Outgoing.deadline``) and may
         post it on this thread (HTTP); a request nobody waits for, or one
@@ -273,8 +303,11 @@ class Session:
         request_id = next(self._ids)
         call = Call(request_id, method, is_call, self._default_assigns if assigns is None else assigns, clock, done)
         call.task_id = task_id
-        if again and self._hand_off is not None:
-            call.waiter = threading.get_ident()
+        readers = self._readers
+        if readers:  # some thread runs a call's rounds over stdio: is it this one?
+            ident = threading.get_ident()
+            if ident in readers:
+                call.waiter = ident
         version: Optional[str] = None
         if stamp is not None:
             params = stamp(params)  # modern: every request carries a fresh, complete _meta
@@ -351,11 +384,20 @@ class Session:
         call = self.start(method, params, is_call=is_call, clock=clock, assigns=assigns, progress=progress, waits=cancel is None)
         return self.result(call, cancel)
 
-    def release_reading(self) -> None:
-        """The caller's call has ended: the reading it may hold goes back to the reader thread."""
-        hand_off = self._hand_off
-        if hand_off is not None:
-            hand_off.release_reading()
+    def reading_rounds(self) -> ContextManager[None]:
+        """The one call that drives the stdio reading seat: around a call's rounds on this thread.
+
+        Inside it, each request this thread sends may have its answer read
+        by this thread itself: the reader hands it the reading with the
+        answer, and it reads the next answer without waking anyone
+        (docs/threads-and-time.md#threads); leaving the outermost block
+        gives the reading back. Over a transport that does not hand its
+        reading on (HTTP), nothing happens. Blocks nest (a callback of a
+        round calling its own client).
+        """
+        if self._hand_off is None:
+            return _NOTHING
+        return _ReadingRounds(self._readers, self._hand_off)
 
     def wait_any(self, done: threading.Event, seconds: float, calls: list[Call]) -> bool:
         """Wait (bounded, library clock) until one of ``calls`` sharing ``done`` has an outcome."""

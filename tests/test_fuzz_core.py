@@ -533,19 +533,25 @@ class RoundsMachine(RuleBasedStateMachine):
         self.rounds = 0
         self.driver = RoundDriver(method, self.params, tasks=tasks, max_rounds=10**6)
 
+    def next_call(self) -> None:
+        """The same method and params called again: a new driver, its rounds counted from 0."""
+        self.params = dict(self.original)
+        self.rounds = 0
+        self.driver = RoundDriver(self.method, self.params, tasks=self.tasks, max_rounds=10**6)
+
     @rule(result=round_results, decline=st.booleans(), answer=json_values)
     def server_answers(self, result: dict[str, Any], decline: bool, answer: Any) -> None:
         try:
             step = self.driver.next(result)
         except RoundRefused as refused:
             assert refused.kind in ("protocol", "declined") and refused.check in ("result", "reask")
-            self.driver = RoundDriver(self.method, self.params, tasks=self.tasks, max_rounds=10**6)  # the call failed: a new one
+            self.next_call()  # the call failed: a new one
             return
         assert step in (DONE, FOLLOW, ASK, WAIT)
         if step is FOLLOW:
             assert self.tasks and self.method == "tools/call" and isinstance(self.driver.task_id, str)
         if step is DONE or step is FOLLOW:
-            self.driver = RoundDriver(self.method, self.params, tasks=self.tasks, max_rounds=10**6)
+            self.next_call()  # the call ended: a new one
             return
         assert self.method in modern.INPUT_REQUIRED_METHODS
         requests = self.driver.requests

@@ -706,3 +706,58 @@ def test_an_ended_connection_without_words_adds_none() -> None:
     session.on_transport_closed(None)
     failure = outcome(session, call)
     assert (failure.message, failure.data) == ("tools/list failed: the server closed the connection", None)
+
+
+# ---------------------------------------------------------------------------- the one call that drives the reading seat
+
+
+class HandingWire(Wire):
+    """A wire that offers the reading hand-off (as stdio does), recording what the session asks of it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[Any] = []
+
+    @property
+    def hand_off(self) -> "HandingWire":
+        return self
+
+    def offer_reading(self, ident: int) -> None:
+        self.asked.append(("offer", ident))
+
+    def read_here(self, done: Callable[[], bool], seconds: float, cancel: Optional[threading.Event] = None) -> bool:
+        self.asked.append(("read_here", done()))
+        return False
+
+    def release_reading(self) -> None:
+        self.asked.append("release")
+
+
+def test_inside_reading_rounds_this_threads_requests_may_be_read_here_and_the_outermost_exit_gives_back() -> None:
+    wire = HandingWire()
+    session = session_over(wire)
+    outside = session.start("tools/call", {"name": "t"}, is_call=True, clock=clock())
+    me = threading.get_ident()
+    with session.reading_rounds():
+        inside = session.start("tools/call", {"name": "t"}, is_call=True, clock=clock())
+        with session.reading_rounds():  # a callback of the round calling its own client: nested
+            nested = session.start("tools/list", None, is_call=False, clock=clock())
+        assert wire.asked == []  # the inner exit gives nothing back
+        others: list[Call] = []
+        other = threading.Thread(target=lambda: others.append(session.start("ping", None, is_call=False, clock=clock())))
+        other.start()
+        other.join(10.0)
+        respond(session, {"jsonrpc": "2.0", "id": inside.id, "result": {}})
+        assert wire.asked == [("offer", me)]  # the reader hands this thread the reading with the answer
+    assert wire.asked == [("offer", me), "release"]  # the outermost exit gives it back
+    assert (outside.waiter, inside.waiter, nested.waiter, others[0].waiter) == (0, me, me, 0)
+    infos = {info.request_id: info.reads_answer for _, info in wire.sent}
+    assert (infos[outside.id], infos[inside.id], infos[nested.id], infos[others[0].id]) == (False, True, True, False)
+
+
+def test_reading_rounds_over_a_transport_that_hands_nothing_on_does_nothing() -> None:
+    wire = Wire()
+    session = session_over(wire)
+    with session.reading_rounds():
+        call = session.start("tools/call", {"name": "t"}, is_call=True, clock=clock())
+    assert call.waiter == 0 and [info.reads_answer for _, info in wire.sent] == [False]

@@ -131,17 +131,13 @@ class ModernEngine:
         assigns: Optional[Mapping[str, Any]] = None,
         progress: Optional[ProgressCallback] = None,
         cancel: Optional[threading.Event] = None,
-        again: bool = False,
     ) -> JsonDict:
-        """One request; a -32022 answer that lists a version we speak switches to it, once.
-
-        ``again``: a round's retry, likely to be followed by another (see :meth:`Session.start`).
-        """
+        """One request; a -32022 answer that lists a version we speak switches to it, once."""
         try:
-            return self._send(method, params, is_call, clock, assigns, progress, cancel, again)
+            return self._send(method, params, is_call, clock, assigns, progress, cancel)
         except ClientError as exc:
             self._switch_version(exc)
-            return self._send(method, params, is_call, clock, assigns, progress, cancel, again)
+            return self._send(method, params, is_call, clock, assigns, progress, cancel)
 
     def _switch_version(self, exc: ClientError) -> None:
         """A -32022 answer that lists a version we speak (not the one sent): the stamp switches to it; else ``exc`` is raised."""
@@ -164,12 +160,11 @@ class ModernEngine:
         assigns: Optional[Mapping[str, Any]],
         progress: Optional[ProgressCallback],
         cancel: Optional[threading.Event],
-        again: bool = False,
     ) -> JsonDict:
         """One request, stamped, with its ``x-mcp-header`` arguments (the transport sends them as headers)."""
         call = self.session.start(
             method, params, is_call=is_call, clock=clock, assigns=assigns, progress=progress, stamp=self.stamp,
-            header_args=self._header_args(method, params), again=again, waits=cancel is None,
+            header_args=self._header_args(method, params), waits=cancel is None,
         )
         return self.session.result(call, cancel)
 
@@ -204,8 +199,6 @@ class ModernEngine:
             if wrong is None:
                 raise
             raise wrong from exc
-        finally:
-            self.session.release_reading()  # over stdio this thread may have read its rounds itself
         if isinstance(result, dict):
             wrong = wrong_era(self.era, self.version, method, params, result=result)
             if wrong is not None:
@@ -234,32 +227,34 @@ class ModernEngine:
             )
             retry = _retry(params, responses, pending.request_state)
             result = self.request(method, retry, is_call=True, clock=clock, assigns=assigns, progress=progress, cancel=cancel)
-        while True:
-            try:
-                step = driver.next(result)
-            except RoundRefused as refused:
-                raise ClientError(refused.kind, refused.message, data=refused.data, check=refused.check) from None
-            if step is DONE:
-                return result
-            if step is FOLLOW:
-                assert driver.task_id is not None
-                return self.await_task(driver.task_id, spec)
-            answers: Optional[JsonDict] = None
-            if step is WAIT:
-                self._back_off(driver.delay, clock, cancel)
-            else:
-                prepared = desk.check_round(driver.requests)
-                if step is DEFER:
-                    return driver.pending()
-                clock.pause(_clock.monotonic())
+        # the one call that drives the stdio reading seat: this thread may read its rounds' answers itself
+        with self.session.reading_rounds():
+            while True:
                 try:
-                    answers = desk.answer_round(prepared, clock, assigns, cancel)
-                finally:
-                    clock.resume(_clock.monotonic())
-                driver.answered(answers)
-            if parts is None or parts.stamp is not self.stamp:  # first retry, or the version switched (-32022)
-                parts = RetryStamp(self.stamp, params, routed_name(method, params), self.router)
-            result = self._again(method, params, parts, answers, driver.state, spec)
+                    step = driver.next(result)
+                except RoundRefused as refused:
+                    raise ClientError(refused.kind, refused.message, data=refused.data, check=refused.check) from None
+                if step is DONE:
+                    return result
+                if step is FOLLOW:
+                    assert driver.task_id is not None
+                    return self.await_task(driver.task_id, spec)
+                answers: Optional[JsonDict] = None
+                if step is WAIT:
+                    self._back_off(driver.delay, clock, cancel)
+                else:
+                    prepared = desk.check_round(driver.requests)
+                    if step is DEFER:
+                        return driver.pending()
+                    clock.pause(_clock.monotonic())
+                    try:
+                        answers = desk.answer_round(prepared, clock, assigns, cancel)
+                    finally:
+                        clock.resume(_clock.monotonic())
+                    driver.answered(answers)
+                if parts is None or parts.stamp is not self.stamp:  # first retry, or the version switched (-32022)
+                    parts = RetryStamp(self.stamp, params, routed_name(method, params), self.router)
+                result = self._again(method, params, parts, answers, driver.state, spec)
 
     def _again(
         self, method: str, params: JsonDict, parts: RetryStamp, answers: Optional[JsonDict], state: Optional[str], spec: CallSpec
@@ -279,12 +274,12 @@ class ModernEngine:
         try:
             call = self.session.start(
                 method, parts.params(answers, state), is_call=True, clock=spec.clock, assigns=spec.assigns, progress=spec.progress,
-                stamped=parts, header_args=parts.header_args, again=True, waits=cancel is None,
+                stamped=parts, header_args=parts.header_args, waits=cancel is None,
             )
             return self.session.result(call, cancel)
         except ClientError as exc:
             self._switch_version(exc)  # the retry goes again the old way, at the new version
-        return self._send(method, _retry(params, answers, state), True, spec.clock, spec.assigns, spec.progress, cancel, True)
+        return self._send(method, _retry(params, answers, state), True, spec.clock, spec.assigns, spec.progress, cancel)
 
     def _first(self, method: str, params: JsonDict, spec: CallSpec) -> JsonDict:
         """The call's first request; over HTTP a ``tools/call`` refused -32020 (HeaderMismatch) is sent once more.

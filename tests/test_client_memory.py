@@ -255,16 +255,30 @@ def test_an_idle_request_is_untied_and_gets_the_client_assigns() -> None:
     server.close()
 
 
-@pytest.mark.parametrize("bad", [None, ["roots"], {"roots": {1, 2}}, {"x": float("nan")}])
-def test_a_callback_answer_that_is_not_a_json_object_answers_internal_error(bad: Any) -> None:
+@pytest.mark.parametrize(
+    "bad",
+    [
+        None,
+        ["roots"],
+        {"roots": {1, 2}},
+        {"x": float("nan")},
+        {"roots": [], "x": float("nan")},  # valid roots, but JSON cannot carry the rest
+        {"roots": [], "x": {1, 2}},
+    ],
+)
+def test_a_callback_answer_that_is_not_a_json_object_answers_internal_error(bad: Any, caplog: pytest.LogCaptureFixture) -> None:
     class Bad(mis.InputHandler):
         def list_roots(self, ctx: mis.InputContext) -> Any:
             return bad
 
     server = recorded_server()
-    with open_client(server, Bad()) as client:
-        assert server.request("roots/list")["error"]["code"] == -32603
-        assert client.stats["served"] == 0
+    with caplog.at_level(logging.WARNING, logger="mcp_input_sync"):
+        with open_client(server, Bad()) as client:
+            assert server.request("roots/list")["error"] == {"code": -32603, "message": "the input handler returned an invalid answer"}
+            assert client.stats["served"] == 0
+            # each is a refusal of the answer check (step 8), counted and logged, whatever made it invalid
+            assert client.stats["refused"]["roots"] == {"answer": 1}
+    assert "(check answer, code -32603)" in caplog.text
     server.close()
 
 

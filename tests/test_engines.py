@@ -482,14 +482,14 @@ def test_a_server_request_in_the_modern_era_is_counted_and_never_answered() -> N
 
 
 class FakeDesk:
-    """The desk as the legacy engine sees it: the real checks (elicitation declared), a recorded callback."""
+    """The desk as the legacy engine sees it: the real checks (``kinds`` declared: elicitation), a recorded callback."""
 
-    def __init__(self, verdict: Any = None) -> None:
+    def __init__(self, verdict: Any = None, kinds: frozenset[str] = frozenset({"elicitation"})) -> None:
         self.asked: list[str] = []
         self.stats = Stats()
         self.server_id = "srv"
         self.handler = None
-        self.checks = InputChecks(CheckConfig(kinds=frozenset({"elicitation"})), float("inf"), 10, 0.0)
+        self.checks = InputChecks(CheckConfig(kinds=kinds), float("inf"), 10, 0.0)
         self.timeouts = {"elicitation": 5.0, "sampling": 5.0, "roots": 5.0}
         self.verdict = verdict if verdict is not None else {"action": "accept", "content": {}}
         self.noted: list[tuple[str, str]] = []
@@ -659,6 +659,19 @@ def test_a_refused_answer_is_written_as_an_error() -> None:
     assert desk.stats.snapshot()["served"] == 0 and desk.noted == [("elicitation", "answer")]
 
 
+@pytest.mark.parametrize("junk", [{1, 2}, float("nan"), object()], ids=["a set", "NaN", "an object"])
+def test_an_answer_json_cannot_carry_is_a_refusal_of_the_answer_check_written_once(junk: Any) -> None:
+    # the one deliberate change of the sans-IO connection: counted and noted as check "answer", not served
+    desk, sent = FakeDesk({"roots": [], "junk": junk}, kinds=frozenset({"roots"})), new_list()
+    engine = legacy_engine(desk, sent)
+    engine.on_request(15, "roots/list", None)
+    assert desk.asked == ["callback"]
+    assert sent == [error_answer(15, -32603, "the input handler returned an invalid answer")]
+    assert desk.noted == [("roots", "answer")] and dict(desk.stats.snapshot()["refused"]["roots"]) == {"answer": 1}
+    assert desk.stats.snapshot().get("served", 0) == 0
+    assert len(engine.conn) == 0 and len(engine.sweep) == 0
+
+
 def test_a_request_past_its_handler_timeout_is_answered_by_the_engines_sweep() -> None:
     with freeze_time("2026-12-01") as frozen:
         desk, sent, watch = FakeDesk(), new_list(), Watch()
@@ -781,3 +794,13 @@ def test_close_without_answering_sets_the_tokens_and_writes_nothing() -> None:
     (entry,) = engine.conn.open_requests()
     engine.close(False)
     assert sent == [] and entry.token.reason == "closed"
+
+
+def test_a_late_answer_the_check_refuses_is_neither_written_nor_counted() -> None:
+    # the server cancelled the request while its callback ran; the callback then returns an invalid answer
+    desk, sent, pool = FakeDesk({"action": "sure"}), new_list(), ParkedPool()
+    engine = legacy_engine(desk, sent, pool=pool)
+    engine.on_request(16, "elicitation/create", FORM_PARAMS)
+    engine.on_cancelled(16)
+    pool.run_parked()
+    assert sent == [] and desk.noted == [] and desk.stats.snapshot()["refused"] == {}

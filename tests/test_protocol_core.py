@@ -195,7 +195,10 @@ def test_the_inbox_never_answers_an_id_twice_and_stays_bounded(ops: list[tuple[s
                 open_now[key] = got
         elif op == "settle":
             entry = open_now.pop(key, None)
-            if entry is not None:
+            if entry is None:
+                assert conn.get(rid) is None and not conn.is_open(rid)  # nothing open under this id to settle
+            else:
+                assert conn.get(rid) is entry
                 assert conn.fail(entry, -1, "x") is not None
                 assert conn.fail(entry, -1, "x") is None
         else:

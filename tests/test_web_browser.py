@@ -29,7 +29,7 @@ if CHROMIUM is None or CHROMEDRIVER is None:
     pytest.skip("chromium and chromedriver are not installed", allow_module_level=True)
 
 from selenium import webdriver  # noqa: E402
-from selenium.common.exceptions import StaleElementReferenceException  # noqa: E402
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
@@ -116,6 +116,28 @@ def field(driver: Any, name: str) -> Any:
     return driver.find_element(By.CSS_SELECTOR, f'[name="field:{name}"]')
 
 
+def main_text(driver: Any) -> str:
+    """The text of the page's ``<main>``; "" while a navigation replaces it.
+
+    The old ``<main>`` read during a navigation is stale: Selenium says so with
+    ``StaleElementReferenceException``, or Chromium with an inspector error
+    ("Node with given id does not belong to the document").
+    """
+    try:
+        return str(driver.find_element(By.TAG_NAME, "main").text)
+    except StaleElementReferenceException:
+        return ""
+    except WebDriverException as exc:
+        if "does not belong to the document" in str(exc):
+            return ""
+        raise
+
+
+def wait_for_main(driver: Any, text: str) -> None:
+    """Wait (bounded, 10 s) until the page's ``<main>`` says ``text``."""
+    WebDriverWait(driver, 10).until(lambda d: text in main_text(d))
+
+
 def test_a_person_answers_in_chromium(site: tuple[str, PendingInputBroker], browser: Any, server: FakeServer, tmp_path: Path) -> None:
     base, broker = site
     with web_client(server, WebHandler(broker)) as client:
@@ -162,7 +184,7 @@ def test_a_person_answers_in_chromium(site: tuple[str, PendingInputBroker], brow
         field(browser, "pin").send_keys("4321")
         browser.find_element(By.CSS_SELECTOR, 'button[value="accept"]').click()
         # the click loads a new page whose <main> replaces the old one: wait for its text (bounded)
-        WebDriverWait(browser, 10, ignored_exceptions=(StaleElementReferenceException,)).until(lambda d: "Nothing is waiting" in d.find_element(By.TAG_NAME, "main").text)
+        wait_for_main(browser, "Nothing is waiting")
         content = {
             "name": "Grace", "age": 40, "plan": "pro", "agree": True, "size": "m", "tags": ["a", "c"], "days": ["tue"],
             "code": "ABC", "pin": "4321",
@@ -180,7 +202,7 @@ def test_decline_skips_the_browser_checks(site: tuple[str, PendingInputBroker], 
         browser.get(f"{base}/inputs/{pending.id}")
         browser.find_element(By.CSS_SELECTOR, 'button[value="decline"]').click()
         # the click loads a new page whose <main> replaces the old one: wait for its text (bounded)
-        WebDriverWait(browser, 10, ignored_exceptions=(StaleElementReferenceException,)).until(lambda d: "Nothing is waiting" in d.find_element(By.TAG_NAME, "main").text)
+        wait_for_main(browser, "Nothing is waiting")
         assert call.answer() == {"result": {"action": "decline"}}
 
 

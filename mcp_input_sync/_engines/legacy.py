@@ -194,9 +194,11 @@ class LegacyEngine:
         except Exception:
             log.exception("mcp_input_sync: a %s answer could not be checked; refused as invalid", entry.kind)
             data = Refusal("answer", jsonrpc.INTERNAL_ERROR, "the input handler returned an invalid answer", "unreadable answer")
-        if type(data) is Refusal:  # step 8 refused the answer: counted, logged, answered with its error
-            self.desk.note_refusal(entry.kind, data)
-            return partial(self._write, entry, conn.fail(entry, data.code, data.message))
+        if type(data) is Refusal:  # step 8 refused the answer: answered with its error, then counted and logged
+            out = conn.fail(entry, data.code, data.message)
+            if out is not None:  # not when the request was answered meanwhile (timed out, cancelled, closing)
+                self.desk.note_refusal(entry.kind, data)
+            return partial(self._write, entry, out)
         notes = entry.prepared.notes
         if notes:
             for note in notes:

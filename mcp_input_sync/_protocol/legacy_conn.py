@@ -140,7 +140,8 @@ class LegacyConnection:
         #: The inbox: open requests by ``id_key``; guarded by ``_lock`` (a dict operation at a time).
         self._open: dict[Hashable, Inbound] = {}
         self._lock = lock
-        #: Closing: every request from now on is answered "the client is closing".
+        #: Closing: from now on a request that passes every check is answered "the client is closing"
+        #: (a ping still gets its answer, a refused one its refusal).
         self.closing = False
 
     # ------------------------------------------------------------------ requests in

@@ -31,9 +31,10 @@ class CallsAPI:
     """The three calls a server's tools, resources and prompts answer."""
 
     #: Supplied by the client: ``_call(method, params, timeout, max_total_timeout, assigns,
-    #: progress, cancel, defer_input, wait)`` runs one call through the era's engine.
+    #: progress, cancel, defer_input, wait, reset_timeout_on_progress)`` runs one call through the era's engine.
     _call: Callable[
-        [str, JsonDict, Seconds, Seconds, Optional[Mapping[str, Any]], Optional[ProgressCallback], Optional[threading.Event], bool, bool],
+        [str, JsonDict, Seconds, Seconds, Optional[Mapping[str, Any]], Optional[ProgressCallback], Optional[threading.Event], bool, bool,
+         Optional[bool]],
         Union[JsonDict, PendingCall],
     ]
     #: Supplied by the client: ``_check_output(tool, result, timeout)`` checks ``structuredContent``
@@ -46,6 +47,7 @@ class CallsAPI:
         self, name: str, arguments: Optional[Mapping[str, Any]] = None, *, timeout: Seconds = ...,
         max_total_timeout: Seconds = ..., assigns: Optional[Mapping[str, Any]] = ...,
         progress: Optional[ProgressCallback] = ..., cancel: Optional[threading.Event] = ...,
+        reset_timeout_on_progress: Optional[bool] = ...,
         meta: Optional[Mapping[str, Any]] = ..., defer_input: Literal[False] = ..., wait: bool = ...,
     ) -> JsonDict: ...
 
@@ -54,6 +56,7 @@ class CallsAPI:
         self, name: str, arguments: Optional[Mapping[str, Any]] = None, *, timeout: Seconds = ...,
         max_total_timeout: Seconds = ..., assigns: Optional[Mapping[str, Any]] = ...,
         progress: Optional[ProgressCallback] = ..., cancel: Optional[threading.Event] = ...,
+        reset_timeout_on_progress: Optional[bool] = ...,
         meta: Optional[Mapping[str, Any]] = ..., defer_input: bool, wait: bool = ...,
     ) -> Union[JsonDict, PendingCall]: ...
 
@@ -66,6 +69,7 @@ class CallsAPI:
         max_total_timeout: Seconds = _UNSET,
         assigns: Optional[Mapping[str, Any]] = None,
         progress: Optional[ProgressCallback] = None,
+        reset_timeout_on_progress: Optional[bool] = None,
         cancel: Optional[threading.Event] = None,
         meta: Optional[Mapping[str, Any]] = None,
         defer_input: bool = False,
@@ -81,6 +85,9 @@ class CallsAPI:
             max_total_timeout: hard bound on the whole call, in seconds.
             assigns: what callbacks answering this call's input see as ``ctx.assigns``.
             progress: called on the notification thread with each progress update.
+            reset_timeout_on_progress: each progress the server reports, with a
+                value above the last, restarts ``timeout``; ``max_total_timeout``
+                still bounds the call (None: the client's option).
             cancel: an Event another thread may set to cancel the call.
             meta: keys added to the request's ``_meta`` (every request of the
                 call), beside the library's own; a key the library sets or MCP
@@ -100,14 +107,14 @@ class CallsAPI:
         params: JsonDict = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
-        result = self._call("tools/call", _meta(params, meta), timeout, max_total_timeout, assigns, progress, cancel, defer_input, wait)
+        result = self._call("tools/call", _meta(params, meta), timeout, max_total_timeout, assigns, progress, cancel, defer_input, wait, reset_timeout_on_progress)
         return self._check_output(name, result, timeout) if isinstance(result, dict) else result
 
     @overload
     def read_resource(
         self, uri: str, *, timeout: Seconds = ..., max_total_timeout: Seconds = ...,
         assigns: Optional[Mapping[str, Any]] = ..., progress: Optional[ProgressCallback] = ...,
-        cancel: Optional[threading.Event] = ..., meta: Optional[Mapping[str, Any]] = ...,
+        reset_timeout_on_progress: Optional[bool] = ..., cancel: Optional[threading.Event] = ..., meta: Optional[Mapping[str, Any]] = ...,
         defer_input: Literal[False] = ...,
     ) -> JsonDict: ...
 
@@ -115,7 +122,7 @@ class CallsAPI:
     def read_resource(
         self, uri: str, *, timeout: Seconds = ..., max_total_timeout: Seconds = ...,
         assigns: Optional[Mapping[str, Any]] = ..., progress: Optional[ProgressCallback] = ...,
-        cancel: Optional[threading.Event] = ..., meta: Optional[Mapping[str, Any]] = ...,
+        reset_timeout_on_progress: Optional[bool] = ..., cancel: Optional[threading.Event] = ..., meta: Optional[Mapping[str, Any]] = ...,
         defer_input: bool,
     ) -> Union[JsonDict, PendingCall]: ...
 
@@ -127,18 +134,20 @@ class CallsAPI:
         max_total_timeout: Seconds = _UNSET,
         assigns: Optional[Mapping[str, Any]] = None,
         progress: Optional[ProgressCallback] = None,
+        reset_timeout_on_progress: Optional[bool] = None,
         cancel: Optional[threading.Event] = None,
         meta: Optional[Mapping[str, Any]] = None,
         defer_input: bool = False,
     ) -> Union[JsonDict, PendingCall]:
         """Read a resource and return its ``ReadResourceResult``; see :meth:`call_tool`."""
-        return self._call("resources/read", _meta({"uri": uri}, meta), timeout, max_total_timeout, assigns, progress, cancel, defer_input, True)
+        return self._call("resources/read", _meta({"uri": uri}, meta), timeout, max_total_timeout, assigns, progress, cancel, defer_input, True, reset_timeout_on_progress)
 
     @overload
     def get_prompt(
         self, name: str, arguments: Optional[Mapping[str, str]] = None, *, timeout: Seconds = ...,
         max_total_timeout: Seconds = ..., assigns: Optional[Mapping[str, Any]] = ...,
         progress: Optional[ProgressCallback] = ..., cancel: Optional[threading.Event] = ...,
+        reset_timeout_on_progress: Optional[bool] = ...,
         meta: Optional[Mapping[str, Any]] = ..., defer_input: Literal[False] = ...,
     ) -> JsonDict: ...
 
@@ -146,7 +155,8 @@ class CallsAPI:
     def get_prompt(
         self, name: str, arguments: Optional[Mapping[str, str]] = None, *, timeout: Seconds = ...,
         max_total_timeout: Seconds = ..., assigns: Optional[Mapping[str, Any]] = ...,
-        progress: Optional[ProgressCallback] = ..., cancel: Optional[threading.Event] = ..., meta: Optional[Mapping[str, Any]] = ...,
+        progress: Optional[ProgressCallback] = ..., cancel: Optional[threading.Event] = ...,
+        reset_timeout_on_progress: Optional[bool] = ..., meta: Optional[Mapping[str, Any]] = ...,
         defer_input: bool,
     ) -> Union[JsonDict, PendingCall]: ...
 
@@ -159,6 +169,7 @@ class CallsAPI:
         max_total_timeout: Seconds = _UNSET,
         assigns: Optional[Mapping[str, Any]] = None,
         progress: Optional[ProgressCallback] = None,
+        reset_timeout_on_progress: Optional[bool] = None,
         cancel: Optional[threading.Event] = None,
         meta: Optional[Mapping[str, Any]] = None,
         defer_input: bool = False,
@@ -167,7 +178,7 @@ class CallsAPI:
         params: JsonDict = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
-        return self._call("prompts/get", _meta(params, meta), timeout, max_total_timeout, assigns, progress, cancel, defer_input, True)
+        return self._call("prompts/get", _meta(params, meta), timeout, max_total_timeout, assigns, progress, cancel, defer_input, True, reset_timeout_on_progress)
 
 
 def _meta(params: JsonDict, meta: Optional[Mapping[str, Any]]) -> JsonDict:

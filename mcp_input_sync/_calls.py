@@ -114,6 +114,7 @@ class Call:
         "progress_token",
         "task_id",
         "waiter",
+        "last_progress",
     )
 
     def __init__(
@@ -144,6 +145,8 @@ class Call:
         #: The ident of the thread that waits for the response and will most likely send
         #: again at once (a 2026-07-28 round): the reader may hand it the reading; 0: none.
         self.waiter = 0
+        #: The highest progress value the server reported for this request (a reset needs more).
+        self.last_progress = float("-inf")
 
 
 #: How many abandoned calls a table names one by one; past it the connection ties nothing by being alone again.
@@ -310,6 +313,17 @@ class CallTable:
     def has_calls(self) -> bool:
         """True while at least one call is in flight (a sampling request is not idle)."""
         return self.in_flight > 0
+
+    def progressed(self, call: Call, progress: float, now: float) -> bool:
+        """A progress notification of ``call``: with ``reset_timeout_on_progress`` and a value above the
+        last one, its ``timeout`` counts again from ``now``. True when it did (a repeated or lower value
+        keeps nothing alive)."""
+        with self.lock:
+            if not call.clock.resets or not progress > call.last_progress or self._by_id.get(call.id) is not call:
+                return False
+            call.last_progress = progress
+            call.clock.restart(now)
+            return True
 
     def by_progress(self, token: Any) -> Optional[Call]:
         if not isinstance(token, str):

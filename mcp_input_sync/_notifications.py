@@ -163,7 +163,7 @@ class NotificationRouter:
 
     def _progress(self, params: JsonDict) -> None:
         call = self.calls.by_progress(params.get("progressToken"))
-        if call is None or call.progress is None:
+        if call is None:
             return  # unknown or finished token
         progress = params.get("progress")
         if isinstance(progress, bool) or not isinstance(progress, (int, float)):
@@ -175,6 +175,10 @@ class NotificationRouter:
             self.stats.add("malformed")
             log.debug("mcp_input_sync: server %s sent a progress notification with a number that is not finite; dropped", self.server_id)
             return
+        if call.clock.resets:  # reset_timeout_on_progress: real progress restarts the call's timeout
+            self.calls.progressed(call, float(progress), _clock.monotonic())
+        if call.progress is None:
+            return  # progress asked for only to keep the call alive
         update: JsonDict = {"progress": progress}
         if has_total:
             update["total"] = total

@@ -314,7 +314,7 @@ class Session:
             version = stamp.version
         elif stamped is not None:
             version = stamped.version
-        if progress is not None:
+        if progress is not None or clock.resets:  # progress heard, or asked for to keep the call alive
             # a fresh token on every request, so late progress of an old one is dropped
             call.progress = progress
             call.progress_token = token = f"mis-{request_id}"
@@ -324,7 +324,8 @@ class Session:
         deadline: Optional[float] = None
         if waits and self._deadlines:
             now = _clock.monotonic()
-            deadline = now + clock.remaining(now)
+            # a call that progress keeps alive may run to its max_total_timeout: the transport must not cut it sooner
+            deadline = now + (clock.total_left(now) if clock.resets else clock.remaining(now))
         name = routed_name(method, params) if stamped is None else stamped.name
         info = Outgoing(method, request_id, version, name, header_args, deadline, call.waiter != 0, bounded, step)
         try:

@@ -327,15 +327,19 @@ class Client(CallsAPI, SurfaceAPI):
         cancel: Optional[threading.Event],
         defer_input: bool,
         wait: bool,
+        reset_timeout_on_progress: Optional[bool] = None,
     ) -> Union[JsonDict, PendingCall]:
         engine = self._ensure_open()
-        spec = CallSpec(self._clock_for(timeout, max_total_timeout), assigns, progress, cancel, defer_input, wait)
+        spec = CallSpec(self._clock_for(timeout, max_total_timeout, reset_timeout_on_progress), assigns, progress, cancel, defer_input, wait)
         return engine.call(method, params, spec)
 
-    def _clock_for(self, timeout: Seconds, max_total_timeout: Seconds) -> CallClock:
+    def _clock_for(self, timeout: Seconds, max_total_timeout: Seconds, reset_timeout_on_progress: Optional[bool] = None) -> CallClock:
         wait_s = self._opts.timeout if timeout is _UNSET else seconds("timeout", timeout)
         total_s = self._opts.max_total_timeout if max_total_timeout is _UNSET else seconds("max_total_timeout", max_total_timeout)
-        return CallClock(_clock.monotonic(), wait_s, total_s)
+        resets = self._opts.reset_timeout_on_progress if reset_timeout_on_progress is None else reset_timeout_on_progress
+        if not isinstance(resets, bool):
+            raise TypeError("reset_timeout_on_progress must be a bool or None")
+        return CallClock(_clock.monotonic(), wait_s, total_s, resets)
 
     def handle_url_elicitations(self, error: ClientError) -> list[JsonDict]:
         """Answer the URL elicitations of a -32042 error through the checks and the handler.

@@ -45,6 +45,7 @@ _NAMES = frozenset(
         "discover_timeout",
         "timeout",
         "max_total_timeout",
+        "reset_timeout_on_progress",
         "max_server_requests",
         "handler_timeout",
         "input_rate_limit",
@@ -110,6 +111,7 @@ _DEFAULTS: Mapping[str, Any] = MappingProxyType(
         "discover_timeout": 5.0,
         "timeout": 60.0,
         "max_total_timeout": 600.0,
+        "reset_timeout_on_progress": False,
         "max_server_requests": 8,
         "handler_timeout": DEFAULT_HANDLER_TIMEOUT,
         "input_rate_limit": (10.0, 20),
@@ -137,6 +139,7 @@ class Options:
     discover_timeout: float
     timeout: float
     max_total_timeout: float
+    reset_timeout_on_progress: bool
     max_server_requests: int
     handler_timeout: Mapping[str, float]
     input_rate_limit: tuple[float, int]
@@ -223,7 +226,7 @@ class Options:
             o["elicitation"] = MappingProxyType(e)
         if "log_level" in o and o["log_level"] not in LOG_LEVELS:
             raise ValueError(f"log_level must be one of {LOG_LEVELS}")
-        for flag in ("tasks", "validate_output"):
+        for flag in ("tasks", "validate_output", "reset_timeout_on_progress"):
             if flag in o and not isinstance(o[flag], bool):
                 raise TypeError(f"{flag} must be a bool")
         if "extensions" in o:

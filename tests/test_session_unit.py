@@ -761,3 +761,22 @@ def test_reading_rounds_over_a_transport_that_hands_nothing_on_does_nothing() ->
     with session.reading_rounds():
         call = session.start("tools/call", {"name": "t"}, is_call=True, clock=clock())
     assert call.waiter == 0 and [info.reads_answer for _, info in wire.sent] == [False]
+
+
+class DeadlineWire(Wire):
+    """A wire that wants each request's deadline (as HTTP does)."""
+
+    needs_deadlines = True
+
+
+@freeze_time("2026-12-05")
+def test_a_call_progress_keeps_alive_goes_with_its_max_total_deadline_and_asks_for_progress() -> None:
+    wire = DeadlineWire()
+    session = session_over(wire)
+    now = _clock.monotonic()
+    kept = session.start("tools/call", {"name": "t"}, is_call=True, clock=CallClock(now, 30.0, 900.0, resets=True), waits=True)
+    plain = session.start("tools/call", {"name": "t"}, is_call=True, clock=CallClock(now, 30.0, 900.0), waits=True)
+    (m1, i1), (m2, i2) = wire.sent
+    assert i1.deadline == now + 900.0 and i2.deadline == now + 30.0  # the transport cuts a kept-alive call only at its end
+    assert m1["params"]["_meta"]["progressToken"] == kept.progress_token  # progress asked for, no callback needed
+    assert "_meta" not in m2["params"] and plain.progress_token is None

@@ -3,7 +3,9 @@
 ``timeout`` counts only time spent waiting on the server: from the moment a
 tied server request is read until its answer is written, the call's clock is
 paused (overlapping tied requests pause it once: the union of their
-intervals). ``max_total_timeout`` counts everything. Times are passed in.
+intervals). A clock that ``resets`` (``reset_timeout_on_progress``) counts
+``timeout`` again from each :meth:`CallClock.restart` (the call's progress).
+``max_total_timeout`` counts everything. Times are passed in.
 """
 
 from __future__ import annotations
@@ -18,12 +20,16 @@ MAX_TOTAL = "max_total_timeout"
 class CallClock:
     """Deadlines of one call (pure: the caller passes ``now``)."""
 
-    __slots__ = ("started", "timeout", "max_total", "_paused_since", "_paused_total", "_pauses")
+    __slots__ = ("started", "timeout", "max_total", "resets", "_since", "_paused_since", "_paused_total", "_pauses")
 
-    def __init__(self, now: float, timeout: float, max_total: float) -> None:
+    def __init__(self, now: float, timeout: float, max_total: float, resets: bool = False) -> None:
         self.started = now
         self.timeout = timeout
         self.max_total = max_total
+        #: Progress restarts ``timeout`` (:meth:`restart`); ``max_total`` still bounds the call.
+        self.resets = resets
+        #: Where ``timeout`` counts from: the start, or the last restart.
+        self._since = now
         self._paused_since = 0.0
         self._paused_total = 0.0
         self._pauses = 0
@@ -47,11 +53,22 @@ class CallClock:
             self._paused_total += max(0.0, now - self._paused_since)
 
     def waited(self, now: float) -> float:
-        """Seconds spent waiting on the server so far (pauses excluded)."""
+        """Seconds spent waiting on the server since the start or the last restart (pauses excluded)."""
         paused = self._paused_total
         if self._pauses:
             paused += max(0.0, now - self._paused_since)
-        return max(0.0, now - self.started - paused)
+        return max(0.0, now - self._since - paused)
+
+    def restart(self, now: float) -> None:
+        """The call made progress: ``timeout`` counts again from ``now`` (a pause in course goes on)."""
+        self._since = now
+        self._paused_total = 0.0
+        if self._pauses:
+            self._paused_since = now
+
+    def total_left(self, now: float) -> float:
+        """Seconds left of ``max_total`` (at least 0)."""
+        return max(0.0, self.max_total - (now - self.started))
 
     def expired(self, now: float) -> Optional[str]:
         """TIMEOUT, MAX_TOTAL or None."""

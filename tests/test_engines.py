@@ -21,7 +21,9 @@ import pytest
 from freezegun import freeze_time
 
 import mcp_input_sync as mis
-from mcp_input_sync._calls import CallSpec, CallTable
+from mcp_input_sync import _clock
+from mcp_input_sync._calls import Call, CallSpec, CallTable
+from mcp_input_sync._protocol.deadlines import CallClock
 from mcp_input_sync._engines.legacy import LegacyEngine
 from mcp_input_sync._engines.modern import ModernEngine
 from mcp_input_sync._era import ClientEra
@@ -804,3 +806,29 @@ def test_a_late_answer_the_check_refuses_is_neither_written_nor_counted() -> Non
     engine.on_cancelled(16)
     pool.run_parked()
     assert sent == [] and desk.noted == [] and desk.stats.snapshot()["refused"] == {}
+
+
+class CancelWhileTying(CallTable):
+    """A call table whose ``tie`` lets the server's cancel of the request land before ``tie`` returns
+    (HTTP: the cancel arrives on another stream's thread while the request is being opened)."""
+
+    engine: Optional[LegacyEngine] = None
+
+    def tie(self, inbound: Any, now: float, stream: Any = None, by_stream: bool = False) -> Any:
+        chosen = super().tie(inbound, now, stream, by_stream)
+        assert self.engine is not None
+        self.engine.on_cancelled(inbound.id)  # sees no call on the entry yet: it cannot resume it
+        return chosen
+
+
+def test_a_request_cancelled_while_it_is_tied_resumes_its_call_and_is_never_run() -> None:
+    desk, sent, pool = FakeDesk(), new_list(), ParkedPool()
+    engine = legacy_engine(desk, sent, pool=pool)
+    table = CancelWhileTying()
+    engine.calls = table
+    table.engine = engine
+    call = Call(1, "tools/call", True, {}, CallClock(_clock.monotonic(), 30.0, 300.0))
+    assert table.add(call)
+    engine.on_request(17, "elicitation/create", FORM_PARAMS)
+    assert not call.clock.paused and call.tied == set()  # the call's timeout runs again
+    assert pool.jobs == [] and sent == [] and len(engine.conn) == 0 and len(engine.sweep) == 0

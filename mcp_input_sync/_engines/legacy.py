@@ -145,9 +145,14 @@ class LegacyEngine:
             self._said(entry)
             return
         entry.on_expiry = self._expire
+        # tied first: whatever ends the request from here on (its deadline, a cancel) finds its call to resume
+        entry.call = call = self.calls.tie(entry, now, stream, self.ties_by_stream)
+        if entry.done:  # cancelled meanwhile (HTTP: on another thread, maybe before the call was set)
+            if call is not None:
+                self.calls.untie(entry, call, _clock.monotonic())
+            return
         # one sweep of deadlines while requests are open, not a timer per request
         self.sweep.add(entry)
-        entry.call = self.calls.tie(entry, now, stream, self.ties_by_stream)
         try:
             # a quick callback is cheaper run right here than handed to a worker (docs/threads-and-time.md)
             started = self.pool.submit(partial(self._run, entry), entry)

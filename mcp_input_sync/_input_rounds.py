@@ -11,7 +11,7 @@ round's callbacks one by one or in parallel up to the handler's
 :func:`~mcp_input_sync._runtime.fanout.run_bounded`). It owns what a close
 needs and nobody else may change: the tokens of the callbacks running now and
 the worker threads not yet seen ended. It imports nothing of the desk (the
-desk builds it and hands it its callback, answer check and timeout), so
+desk builds it and hands it its callback, answer check and ``handler_timeout`` table), so
 :func:`refusal_error`, which both raise with, lives here.
 """
 
@@ -165,16 +165,21 @@ class CallerCallbacks:
         In parallel, up to the handler's ``input_parallelism``: each callback's
         wait is bounded by its own deadline, counted from when it started (one
         waiting for a free thread has not), and the first failure cancels the
-        others.
+        others. The call's ``timeout`` is paused meanwhile (a person answers,
+        not the server); ``max_total_timeout`` is not.
         """
         handler = self._handler
         parallel = type(handler).input_parallelism if handler is not None else 1
-        if parallel > 1 and len(prepared) > 1:
-            answers = self._answer_parallel(prepared, clock, assigns, parallel, cancel)
-        else:
-            answers = {}
-            for key, step in prepared.items():  # a loop, not a comprehension: no call of its own per round
-                answers[key] = self.answer_here(step, clock, assigns, None, cancel)
+        clock.pause(_clock.monotonic())
+        try:
+            if parallel > 1 and len(prepared) > 1:
+                answers = self._answer_parallel(prepared, clock, assigns, parallel, cancel)
+            else:
+                answers = {}
+                for key, step in prepared.items():  # a loop, not a comprehension: no call of its own per round
+                    answers[key] = self.answer_here(step, clock, assigns, None, cancel)
+        finally:
+            clock.resume(_clock.monotonic())
         if cancel is not None and cancel.is_set():
             raise ClientError("cancelled", "the call was cancelled while its input was answered")
         return answers

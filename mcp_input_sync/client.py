@@ -6,9 +6,11 @@ Thread and lifecycle contract:
   the first call) starts the transport, the notification thread, the
   watchdog and, lazily, the handler workers; all are named daemon threads
   ``mcp-input-sync-<role>-<n>``.
-- The reader thread never runs user code. It answers ``ping`` itself,
-  refuses what the checks refuse at once, and hands accepted server requests
-  to a worker behind a bounded semaphore (``max_server_requests``).
+- The reader answers ``ping`` itself, refuses what the checks refuse at
+  once, and runs each accepted server request's callback within
+  ``max_server_requests`` slots: on a worker, or (stdio, when no other
+  callback runs) on the reader itself, which hands its reading to a new
+  thread if the callback turns out slow (docs/threads-and-time.md#threads).
 - Every call blocks only its calling thread. No lock is held while a
   callback runs, so a callback may call the same client.
 - Each server request id gets exactly one answer, except one the server

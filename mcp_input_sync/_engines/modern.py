@@ -246,11 +246,7 @@ class ModernEngine:
                     prepared = desk.check_round(driver.requests)
                     if step is DEFER:
                         return driver.pending()
-                    clock.pause(_clock.monotonic())
-                    try:
-                        answers = desk.answer_round(prepared, clock, assigns, cancel)
-                    finally:
-                        clock.resume(_clock.monotonic())
+                    answers = desk.answer_round(prepared, clock, assigns, cancel)  # the call's timeout paused meanwhile
                     driver.answered(answers)
                 if parts is None or parts.stamp is not self.stamp:  # first retry, or the version switched (-32022)
                     parts = RetryStamp(self.stamp, params, routed_name(method, params), self.router)
@@ -357,11 +353,7 @@ class ModernEngine:
                 if not fresh:
                     return AGAIN
                 prepared = desk.check_round(fresh)
-                clock.pause(_clock.monotonic())
-                try:
-                    answers = desk.answer_round(prepared, clock, assigns, cancel)
-                finally:
-                    clock.resume(_clock.monotonic())
+                answers = desk.answer_round(prepared, clock, assigns, cancel)
                 answered.update(answers)
                 update = {"taskId": task_id, "inputResponses": answers}
                 self.request("tasks/update", update, is_call=False, clock=clock.child(_clock.monotonic()), cancel=cancel)

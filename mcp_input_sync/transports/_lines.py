@@ -50,7 +50,8 @@ class Lines:
             if line is not None:
                 return line
             self.before_wait()
-            data = self.read(65536 if self.size < 65536 else min(self.size, 1 << 20))  # read_size() and not fill(): calls less on the reader's path
+            # 64 KiB, more while a long line is put together (as fill(), written out: calls less on the reader's path)
+            data = self.read(65536 if self.size < 65536 else min(self.size, 1 << 20))
             if not data:
                 return self._at_end()
             self.buf, self.end = data, len(data)
@@ -62,7 +63,7 @@ class Lines:
         end itself is left to :meth:`take`, which the reader thread calls
         again and which hands on a last line without its newline.
         """
-        data = self.read(65536 if self.size < 65536 else min(self.size, 1 << 20))  # read_size(), one call less
+        data = self.read(65536 if self.size < 65536 else min(self.size, 1 << 20))  # 64 KiB, more for a long line
         if not data:
             return False
         self.buf, self.end = data, len(data)
@@ -98,10 +99,6 @@ class Lines:
                         self.parts = []
             self.buf, self.pos, self.end = b"", 0, 0
             return None
-
-    def read_size(self) -> int:
-        """How much the next read asks for: 64 KiB, more while a long line is being put together."""
-        return 65536 if self.size < 65536 else min(self.size, 1 << 20)
 
     def _dropped(self, size: int, line: bytes = b"") -> Oversized:
         big = Oversized((self.head if self.head is not None else line)[:SALVAGE_BYTES])

@@ -29,8 +29,9 @@ methods:
 
 Threads. Messages read from one stream (a pipe, one response body, one
 event stream) go to ``on_message`` in the order read, on one thread. A
-transport with one stream (stdio, memory) therefore delivers everything on
-one reader thread, in order. A transport with several streams may deliver
+transport with one stream (stdio, memory) therefore delivers everything in
+order, one thread at a time (stdio's reader, a new reader that relieved it,
+or a caller it handed the reading to). A transport with several streams may deliver
 from several threads at once, in no order between streams: HTTP does, from
 the thread of every POST with a JSON answer, every SSE stream and the GET
 stream. The client is safe under both: its reader takes any message on any

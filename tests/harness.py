@@ -189,6 +189,9 @@ def add_standard_tools(server: FakeServer) -> None:
     @server.tool
     def elicit_then_die(call: ToolCall) -> ToolResult:
         server.send_request("dying-1", "elicitation/create", {"mode": "form", "message": "This server exits before reading your answer", "requestedSchema": PROFILE_FORM})
+        gate = getattr(server, "die_gate", None)  # a test's Event: hang up only once the client's callback runs
+        if gate is not None:
+            gate.wait(TOOL_WAIT)
         server.peer.close()
         call.cancelled.set()
         return "unreachable"

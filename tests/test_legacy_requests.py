@@ -511,19 +511,25 @@ def test_a_server_that_dies_mid_call_makes_the_call_raise_transport(peer: Peer) 
 
 
 def test_a_server_that_dies_while_a_callback_runs_sets_its_token(peer: Peer) -> None:
-    saw_cancel = threading.Event()
+    started, saw_cancel = threading.Event(), threading.Event()
 
     class Waiting(mis.InputHandler):
         def handle_elicitation(self, params: JsonDict, ctx: mis.InputContext) -> JsonDict:
+            started.set()
             if ctx.wait_cancelled(WAIT):
                 saw_cancel.set()
             return {"action": "decline"}
 
     client = peer.client(Waiting())
+    if peer.fake is not None:
+        peer.fake.die_gate = started  # type: ignore[attr-defined]  # the server hangs up once the callback runs
     with pytest.raises(mis.ClientError) as info:
         client.call_tool("elicit_then_die")
     assert info.value.kind == "transport"
-    assert saw_cancel.wait(WAIT)
+    # over stdio the exit may be read before a worker takes the request: a request closed before its
+    # callback began is never run (nobody would read the answer); one already running sees its token set
+    if peer.kind == "memory" or started.is_set():
+        assert saw_cancel.wait(WAIT)
 
 
 class UrlConsent(mis.InputHandler):

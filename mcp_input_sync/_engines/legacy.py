@@ -184,11 +184,14 @@ class LegacyEngine:
 
     def _run(self, entry: Inbound) -> Optional[Callable[[], object]]:
         """The callback, then its answer through the connection; returns the write, done once the slot is free."""
+        prepared = entry.prepared
+        if prepared is None:  # cancelled before it ran
+            return None
         call = entry.call
         assigns, related = (self.options.assigns, None) if call is None else (call.assigns, call.id)
         conn = self.conn
         try:
-            value = self.desk.callback(entry.prepared, assigns, related, entry.token)
+            value = self.desk.callback(prepared, assigns, related, entry.token)
         except InputRefused as refusal:
             return partial(self._write, entry, conn.fail(entry, refusal.code, refusal.message, refusal.data))
         except BaseException:  # SystemExit too: a worker answers, then lives on
@@ -204,7 +207,7 @@ class LegacyEngine:
             if out is not None:  # not when the request was answered meanwhile (timed out, cancelled, closing)
                 self.desk.note_refusal(entry.kind, data)
             return partial(self._write, entry, out)
-        notes = entry.prepared.notes
+        notes = prepared.notes
         if notes:
             for note in notes:
                 log.warning("mcp_input_sync: %s answer to server %s: %s", entry.method, self.server_id, note)

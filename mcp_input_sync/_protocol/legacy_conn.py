@@ -57,7 +57,8 @@ class Inbound:
         self.id = request_id
         self.method = method
         self.kind = kind
-        #: What passed the checks (a :class:`Prepared`).
+        #: What passed the checks (a :class:`Prepared`); None once the request is settled or cancelled, so
+        #: an entry still on the deadline sweep until its next look does not hold the server's params.
         self.prepared = prepared
         #: The 2025-11-25 task this request belongs to (``related-task``), if any.
         self.task_id: Optional[str] = None
@@ -194,6 +195,7 @@ class LegacyConnection:
             entry = self._open.pop(id_key(request_id), None)
         if entry is not None:
             entry.done = True
+            entry.prepared = None
         return entry
 
     def is_open(self, request_id: RequestId) -> bool:
@@ -224,7 +226,10 @@ class LegacyConnection:
         Raises:
             Exception: whatever the answer check raised on an answer too strange to check.
         """
-        verdict = self.checks.answer(entry.prepared, value)
+        prepared = entry.prepared
+        if prepared is None:  # settled or cancelled meanwhile: a late answer is neither checked nor written
+            return None
+        verdict = self.checks.answer(prepared, value)
         if type(verdict) is Refusal:
             return verdict
         task_id = entry.task_id
@@ -242,6 +247,7 @@ class LegacyConnection:
                 return None
             del self._open[key]
         entry.done = True
+        entry.prepared = None
         return data
 
     def fail(self, entry: Inbound, code: int, message: str, data: Any = None) -> Optional[bytes]:
@@ -261,6 +267,7 @@ class LegacyConnection:
                 return False
             del self._open[key]
         entry.done = True
+        entry.prepared = None
         return True
 
     def close(self) -> list[Inbound]:

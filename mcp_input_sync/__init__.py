@@ -30,6 +30,7 @@ import typing as _typing
 from .client import Client, ClientState, Subscription, connect_http, connect_stdio
 from .errors import ClientError, InputRefused
 from .handler import InputContext, InputHandler
+from .options import Reconnect, Retry
 
 if _typing.TYPE_CHECKING:
     from .config import ConfigError, HttpServer, ServerConfig, SseServer, StdioServer, load_config
@@ -67,6 +68,8 @@ __all__ = [
     "InputHandler",
     "InputRefused",
     "PendingCall",
+    "Reconnect",
+    "Retry",
     "ServerConfig",
     "ServerGroup",
     "SseServer",

@@ -1,21 +1,31 @@
-"""The public calls' signatures: ``call_tool``, ``read_resource`` and ``get_prompt``.
+"""The public calls' signatures: ``call_tool``, ``read_resource`` and ``get_prompt``,
+then ``resume`` and ``await_task``.
 
 Their overloads (a ``PendingCall`` only with ``defer_input``) take more room
 than what they do, which is one line each: :class:`CallsAPI` is mixed into
-:class:`~mcp_input_sync.client.Client`, which supplies ``_call``. See
-docs/architecture.md#the-client.
+:class:`~mcp_input_sync.client.Client`, which supplies ``_call``,
+``_ensure_open`` and ``_clock_for``. See docs/architecture.md#the-client.
 """
 
 from __future__ import annotations
 
 import enum
 import threading
-from typing import Any, Callable, Literal, Mapping, Optional, Union, overload
+from typing import Any, Callable, Literal, Mapping, Optional, Protocol, Union, overload
 
-from ._calls import ProgressCallback
+from ._calls import CallSpec, ProgressCallback
+from ._protocol.deadlines import CallClock
 from ._protocol.jsonrpc import JsonDict
 from ._protocol.modern import PendingCall
 from ._protocol.requestmeta import with_user_meta
+
+
+class Resumer(Protocol):
+    """What ``resume`` and ``await_task`` need of the era's engine (``_engines.base.EraEngine`` is one)."""
+
+    def resume(self, pending: PendingCall, responses: Mapping[str, Any], spec: CallSpec) -> Union[JsonDict, PendingCall]: ...
+
+    def await_task(self, task_id: str, spec: CallSpec) -> JsonDict: ...
 
 
 class _Unset(enum.Enum):
@@ -34,12 +44,18 @@ class CallsAPI:
     #: progress, cancel, defer_input, wait, reset_timeout_on_progress)`` runs one call through the era's engine.
     _call: Callable[
         [str, JsonDict, Seconds, Seconds, Optional[Mapping[str, Any]], Optional[ProgressCallback], Optional[threading.Event], bool, bool,
-         Optional[bool]],
+         Optional[bool], bool],
         Union[JsonDict, PendingCall],
     ]
     #: Supplied by the client: ``_check_output(tool, result, timeout)`` checks ``structuredContent``
     #: against the tool's ``outputSchema`` and returns the result.
     _check_output: Callable[[str, JsonDict, Seconds], JsonDict]
+    #: Supplied by the client: ``_repeatable(tool)``, whether the last listing calls the tool safe to run twice.
+    _repeatable: Callable[[str], bool]
+    #: Supplied by the client: the era's engine of an open client (opening or reconnecting it first).
+    _ensure_open: Callable[[], Resumer]
+    #: Supplied by the client: ``_clock_for(timeout, max_total_timeout)``, a call's deadlines from now.
+    _clock_for: Callable[[Seconds, Seconds], CallClock]
 
 
     @overload
@@ -47,7 +63,7 @@ class CallsAPI:
         self, name: str, arguments: Optional[Mapping[str, Any]] = None, *, timeout: Seconds = ...,
         max_total_timeout: Seconds = ..., assigns: Optional[Mapping[str, Any]] = ...,
         progress: Optional[ProgressCallback] = ..., cancel: Optional[threading.Event] = ...,
-        reset_timeout_on_progress: Optional[bool] = ...,
+        reset_timeout_on_progress: Optional[bool] = ..., idempotent: Optional[bool] = ...,
         meta: Optional[Mapping[str, Any]] = ..., defer_input: Literal[False] = ..., wait: bool = ...,
     ) -> JsonDict: ...
 
@@ -56,7 +72,7 @@ class CallsAPI:
         self, name: str, arguments: Optional[Mapping[str, Any]] = None, *, timeout: Seconds = ...,
         max_total_timeout: Seconds = ..., assigns: Optional[Mapping[str, Any]] = ...,
         progress: Optional[ProgressCallback] = ..., cancel: Optional[threading.Event] = ...,
-        reset_timeout_on_progress: Optional[bool] = ...,
+        reset_timeout_on_progress: Optional[bool] = ..., idempotent: Optional[bool] = ...,
         meta: Optional[Mapping[str, Any]] = ..., defer_input: bool, wait: bool = ...,
     ) -> Union[JsonDict, PendingCall]: ...
 
@@ -70,6 +86,7 @@ class CallsAPI:
         assigns: Optional[Mapping[str, Any]] = None,
         progress: Optional[ProgressCallback] = None,
         reset_timeout_on_progress: Optional[bool] = None,
+        idempotent: Optional[bool] = None,
         cancel: Optional[threading.Event] = None,
         meta: Optional[Mapping[str, Any]] = None,
         defer_input: bool = False,
@@ -88,6 +105,11 @@ class CallsAPI:
             reset_timeout_on_progress: each progress the server reports, with a
                 value above the last, restarts ``timeout``; ``max_total_timeout``
                 still bounds the call (None: the client's option).
+            idempotent: True: running the tool twice is safe, so over HTTP it
+                may be sent again after a failure that may have reached the
+                server (the ``retry`` option); False: never; None (default):
+                as the tool's annotations (``readOnlyHint``, ``idempotentHint``)
+                of the last listing say.
             cancel: an Event another thread may set to cancel the call.
             meta: keys added to the request's ``_meta`` (every request of the
                 call), beside the library's own; a key the library sets or MCP
@@ -107,7 +129,12 @@ class CallsAPI:
         params: JsonDict = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
-        result = self._call("tools/call", _meta(params, meta), timeout, max_total_timeout, assigns, progress, cancel, defer_input, wait, reset_timeout_on_progress)
+        if idempotent is not None and not isinstance(idempotent, bool):
+            raise TypeError("idempotent must be a bool or None")
+        safe = self._repeatable(name) if idempotent is None else idempotent
+        result = self._call(
+            "tools/call", _meta(params, meta), timeout, max_total_timeout, assigns, progress, cancel, defer_input, wait, reset_timeout_on_progress, safe
+        )
         return self._check_output(name, result, timeout) if isinstance(result, dict) else result
 
     @overload
@@ -140,7 +167,7 @@ class CallsAPI:
         defer_input: bool = False,
     ) -> Union[JsonDict, PendingCall]:
         """Read a resource and return its ``ReadResourceResult``; see :meth:`call_tool`."""
-        return self._call("resources/read", _meta({"uri": uri}, meta), timeout, max_total_timeout, assigns, progress, cancel, defer_input, True, reset_timeout_on_progress)
+        return self._call("resources/read", _meta({"uri": uri}, meta), timeout, max_total_timeout, assigns, progress, cancel, defer_input, True, reset_timeout_on_progress, False)
 
     @overload
     def get_prompt(
@@ -178,8 +205,64 @@ class CallsAPI:
         params: JsonDict = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
-        return self._call("prompts/get", _meta(params, meta), timeout, max_total_timeout, assigns, progress, cancel, defer_input, True, reset_timeout_on_progress)
+        return self._call("prompts/get", _meta(params, meta), timeout, max_total_timeout, assigns, progress, cancel, defer_input, True, reset_timeout_on_progress, False)
 
+
+    def resume(
+        self,
+        pending: PendingCall,
+        responses: Mapping[str, Any],
+        *,
+        timeout: Seconds = _UNSET,
+        max_total_timeout: Seconds = _UNSET,
+        assigns: Optional[Mapping[str, Any]] = None,
+        progress: Optional[ProgressCallback] = None,
+        cancel: Optional[threading.Event] = None,
+        defer_input: bool = True,
+        wait: bool = True,
+    ) -> Union[JsonDict, PendingCall]:
+        """Continue a call that returned a :class:`PendingCall`, with the user's answers.
+
+        ``responses`` maps every key of ``pending.input_requests`` to its answer
+        (an ``ElicitResult``, ``CreateMessageResult`` or ``ListRootsResult``);
+        each is validated as a handler's answer would be. Any thread, or any
+        process with a client for the same server, may resume. By default a
+        further round of input is deferred again.
+
+        Raises:
+            ClientError: as :meth:`call_tool`; ``input_handler`` (check
+                ``answer``) for a missing or invalid answer.
+        """
+        engine = self._ensure_open()
+        spec = CallSpec(self._clock_for(timeout, max_total_timeout), assigns, progress, cancel, defer_input, wait)
+        result = engine.resume(pending, responses, spec)
+        if isinstance(result, dict) and pending.method == "tools/call":
+            return self._check_output(str(pending.params.get("name")), result, timeout)
+        return result
+
+    def await_task(
+        self,
+        task_id: str,
+        *,
+        timeout: Seconds = _UNSET,
+        max_total_timeout: Seconds = _UNSET,
+        assigns: Optional[Mapping[str, Any]] = None,
+        cancel: Optional[threading.Event] = None,
+    ) -> JsonDict:
+        """Follow a server task to its result (``tasks=True``).
+
+        Polls ``tasks/get`` as the task's ``pollIntervalMs`` asks, answers each
+        of its input requests once (through the checks and the handler) with
+        ``tasks/update``, and returns the task's result.
+
+        Raises:
+            ClientError: ``remote`` for a failed task, ``cancelled`` for a
+                cancelled one, ``timeout`` past ``max_total_timeout``, and the
+                kinds of :meth:`call_tool` for a failing callback (the task is
+                left running).
+        """
+        engine = self._ensure_open()
+        return engine.await_task(task_id, CallSpec(self._clock_for(timeout, max_total_timeout), assigns, cancel=cancel))
 
 def _meta(params: JsonDict, meta: Optional[Mapping[str, Any]]) -> JsonDict:
     """``params`` with the caller's ``meta=`` as its ``_meta`` (checked before anything is sent)."""

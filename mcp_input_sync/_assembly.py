@@ -19,7 +19,7 @@ gets what it needs when it is built; no part sets another's fields.
 from __future__ import annotations
 
 from functools import partial
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from ._calls import CallTable
 from ._engines.base import EraEngine
@@ -73,17 +73,35 @@ class Runtime(Record):
 
 
 def build_core(
-    port: Port, opts: Options, name: str, server_id: str, is_live: Callable[[], bool], on_broken: Callable[[], Any]
+    port: Port,
+    opts: Options,
+    name: str,
+    server_id: str,
+    is_live: Callable[[], bool],
+    on_broken: Callable[[], Any],
+    on_unreachable: Optional[Callable[[], Any]] = None,
+    carried: Optional[Core] = None,
 ) -> Core:
-    """Step 1: the router before the session, which hands it every notification."""
-    stats, era, calls, pump = Stats(), ClientEra(), CallTable(ties_alone=not port.ties_by_stream), NotificationPump()
-    router = NotificationRouter(
-        handler=opts.handler, calls=calls, stats=stats, client_name=name, server_id=server_id,
-        era=era, pump=pump, log_rate_limit=opts.log_rate_limit, log_level=opts.log_level,
-    )
+    """Step 1: the router before the session, which hands it every notification.
+
+    A reconnect passes the broken connection's core as ``carried``: the
+    stats, the era, the notification thread and the router (its handler
+    hooks, subscribers and log level) go on; the call table and the
+    session are new, and the router follows the new table.
+    """
+    calls = CallTable(ties_alone=not port.ties_by_stream)
+    if carried is None:
+        stats, era, pump = Stats(), ClientEra(), NotificationPump()
+        router = NotificationRouter(
+            handler=opts.handler, calls=calls, stats=stats, client_name=name, server_id=server_id,
+            era=era, pump=pump, log_rate_limit=opts.log_rate_limit, log_level=opts.log_level,
+        )
+    else:
+        stats, era, pump, router = carried.stats, carried.era, carried.pump, carried.router
+        router.follow(calls)
     session = Session(
         port, stats=stats, server_id=server_id, default_assigns=opts.assigns, depth_limit=opts.limits["json_depth"],
-        route=router.route, is_live=is_live, on_broken=on_broken, calls=calls, drain=pump.drain,
+        route=router.route, is_live=is_live, on_broken=on_broken, calls=calls, drain=pump.drain, on_unreachable=on_unreachable,
     )
     return Core(stats, era, pump, router, session)
 
@@ -100,7 +118,7 @@ def start_runtime(core: Core, port: Port, opts: Options, name: str, server_id: s
         # a transport that can hand its reading on (stdio) runs quick callbacks on its reader
         relay = None if port.relief is None else Relay(port.relief.relieve, partial(watchdog.watch_fast, wake=False))
         pool = HandlerPool(opts.max_server_requests, nudge=nudge, relay=relay)
-        core.pump.start()
+        core.pump.start()  # a reconnect's carried pump is running already: a no-op
         # the runtime's, not a part's: the desk, the legacy engine and the transport's aborts share one check
         sweep = DeadlineSweep(watchdog.watch)
         desk = InputDesk(
@@ -112,7 +130,7 @@ def start_runtime(core: Core, port: Port, opts: Options, name: str, server_id: s
             sweep=sweep,
         )
         # told before start: HTTP aborts a request it posts on the caller's thread through the sweep
-        port.configure(server_id, opts.limits, core.session.on_lost, sweep.track)
+        port.configure(server_id, opts.limits, core.session.on_lost, sweep.track, opts.retry)
     except BaseException:
         watchdog.stop(RealBudget(1.0))
         raise

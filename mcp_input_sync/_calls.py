@@ -33,10 +33,12 @@ class CallSpec:
     input see as ``ctx.assigns`` (None: the client's); ``progress`` hears its
     progress; ``cancel`` is the caller's event; ``defer_input`` (2026-07-28)
     returns a :class:`~mcp_input_sync._protocol.modern.PendingCall` at the
-    first round of input; ``wait`` follows a task to its result.
+    first round of input; ``wait`` follows a task to its result;
+    ``idempotent``: a ``tools/call`` safe to send twice after a failure that
+    may have reached the server (docs/http.md#reconnect-and-retry).
     """
 
-    __slots__ = ("clock", "assigns", "progress", "cancel", "defer_input", "wait")
+    __slots__ = ("clock", "assigns", "progress", "cancel", "defer_input", "wait", "idempotent")
 
     def __init__(
         self,
@@ -46,6 +48,7 @@ class CallSpec:
         cancel: "Optional[threading.Event]" = None,
         defer_input: bool = False,
         wait: bool = True,
+        idempotent: bool = False,
     ) -> None:
         self.clock = clock
         self.assigns = assigns
@@ -53,6 +56,7 @@ class CallSpec:
         self.cancel = cancel
         self.defer_input = defer_input
         self.wait = wait
+        self.idempotent = idempotent
 
 
 class Latch:

@@ -101,6 +101,10 @@ class NotificationRouter:
         #: added or removed): a 2026-07-28 call asks for the level again only then. Under ``_lock``.
         self.level_version = 0
 
+    def follow(self, calls: CallTable) -> None:
+        """A reconnect: progress is matched against the new connection's calls from now on."""
+        self.calls = calls
+
     # ------------------------------------------------------------------ subscribers
 
     def add(self, callback: Subscriber) -> Subscription:

@@ -19,6 +19,7 @@ from typing import Any
 from . import reflect
 from ._protocol.forms import quoted
 from ._protocol.jsonrpc import JsonDict
+from ._protocol.retry import tool_is_idempotent
 from .errors import ClientError
 
 #: A schema with more nodes than this is not checked: the call fails (turn the check off to take it).
@@ -67,12 +68,15 @@ def compile_schema(schema: Any) -> Any:
 
 
 class OutputSchemas:
-    """The ``outputSchema`` of every tool a listing showed this client, and their validators (thread-safe)."""
+    """The ``outputSchema`` of every tool a listing showed this client, their validators, and which
+    tools it called safe to run twice (thread-safe)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._schemas: dict[str, Any] = {}
         self._validators: dict[str, Any] = {}
+        #: The tools whose last listing said ``readOnlyHint`` or ``idempotentHint`` (read without the lock: one set).
+        self._repeatable: set[str] = set()
         #: True once any ``tools/list`` was read.
         self.listed = False
 
@@ -89,6 +93,14 @@ class OutputSchemas:
                 if name not in self._schemas or self._schemas[name] != schema:
                     self._validators.pop(name, None)
                 self._schemas[name] = schema
+                if tool_is_idempotent(tool):
+                    self._repeatable.add(name)
+                else:
+                    self._repeatable.discard(name)
+
+    def repeatable(self, name: str) -> bool:
+        """True when the last listing of tool ``name`` said it is read-only or idempotent (safe to run twice)."""
+        return name in self._repeatable
 
     def knows(self, name: str) -> bool:
         """True when a listing showed tool ``name``."""

@@ -19,7 +19,7 @@ import threading
 from typing import Any, Callable, Mapping, Optional
 
 from .transports.base import (
-    ANSWER, SESSION_READY, Holding, OnClose, OnLost, OnMessage, Outgoing, ReadingHandOff, Relief, Restarter, Setup, Track, Transport, TransportClosed,
+    ANSWER, SESSION_READY, Holding, OnClose, OnLost, OnMessage, Outgoing, ReadingHandOff, Relief, Restarter, Retry, Setup, Track, Transport, TransportClosed,
 )
 
 __all__ = ["Port", "SESSION_READY", "TransportClosed"]
@@ -68,9 +68,12 @@ class Port:
         #: stdio: the server started afresh (``restart``).
         self.restarter: Optional[Restarter] = transport.restarter
 
-    def configure(self, server_id: str, limits: Mapping[str, int], on_lost: OnLost, track: Optional[Track] = None) -> None:
-        """Tell the transport the client's ``server_id``, its ``limits``, whom to tell of lost requests and its deadline sweep."""
-        self.transport.configure(Setup(server_id, limits, on_lost, track))
+    def configure(
+        self, server_id: str, limits: Mapping[str, int], on_lost: OnLost, track: Optional[Track] = None, retry: Optional[Retry] = None
+    ) -> None:
+        """Tell the transport the client's ``server_id``, its ``limits``, whom to tell of lost requests, its deadline sweep
+        and its ``retry`` policy."""
+        self.transport.configure(Setup(server_id, limits, on_lost, track, retry))
 
     def start(self, on_message: OnMessage, on_close: OnClose) -> None:
         self.transport.start(on_message, on_close)

@@ -31,7 +31,7 @@ from ._protocol.limits import LimitExceeded, json_size, may_be_too_deep, salvage
 from ._runtime.relay import Relay
 from ._stats import Stats
 from .errors import ClientError
-from .transports.base import Decoded, Outgoing, Oversized, ReadingHandOff, TransportAuthError, TransportClosed
+from .transports.base import UNREACHABLE, Decoded, Outgoing, Oversized, ReadingHandOff, TransportAuthError, TransportClosed
 
 log = logging.getLogger("mcp_input_sync")
 
@@ -186,11 +186,14 @@ class Session:
         calls: Optional[CallTable] = None,
         drain: Optional[Callable[[float], object]] = None,
         receiver: Optional[Receiver] = None,
+        on_unreachable: Optional[Callable[[], None]] = None,
     ) -> None:
         """``route`` takes each notification (the router's), ``drain`` waits until
         the notifications queued so far were delivered (the pump's), ``calls`` is
         the table of requests in flight (new when omitted), ``receiver`` hears
-        server requests until :meth:`serve` names another."""
+        server requests until :meth:`serve` names another; ``on_broken`` is told
+        when the connection ended, ``on_unreachable`` when a request found no
+        server to connect to (HTTP: the connection may be made again)."""
         self.port = port
         self.stats = stats
         self.server_id = server_id
@@ -199,6 +202,7 @@ class Session:
         self._route = route
         self._is_live = is_live
         self._on_broken = on_broken
+        self._on_unreachable = on_unreachable
         self._ids = itertools.count(1)
         #: Why the connection broke, once it did (later calls say it); None while it holds, or after close().
         self.ended_why: Optional[str] = None
@@ -281,6 +285,7 @@ class Session:
         waits: bool = False,
         bounded: bool = True,
         step: Optional[str] = None,
+        idempotent: bool = False,
     ) -> Call:
         """Register and write one request (stamped); the caller waits for it with :meth:`result`.
 
@@ -298,7 +303,8 @@ class Session:
         a cancel event may end, goes without. ``bounded`` False: the
         handshake's, which the sending thread posts itself, unbounded
         (``Outgoing.bounded``). ``step``: the handshake step it is
-        (``Outgoing.step``: an ``initialize`` begins a session).
+        (``Outgoing.step``: an ``initialize`` begins a session). ``idempotent``:
+        a ``tools/call`` safe to send twice (``Outgoing.idempotent``).
         """
         request_id = next(self._ids)
         call = Call(request_id, method, is_call, self._default_assigns if assigns is None else assigns, clock, done)
@@ -327,7 +333,7 @@ class Session:
             # a call that progress keeps alive may run to its max_total_timeout: the transport must not cut it sooner
             deadline = now + (clock.total_left(now) if clock.resets else clock.remaining(now))
         name = routed_name(method, params) if stamped is None else stamped.name
-        info = Outgoing(method, request_id, version, name, header_args, deadline, call.waiter != 0, bounded, step)
+        info = Outgoing(method, request_id, version, name, header_args, deadline, call.waiter != 0, bounded, step, idempotent)
         try:
             self.send(jsonrpc.request(request_id, method, params), info)
         except ClientError:
@@ -380,9 +386,10 @@ class Session:
         assigns: Optional[Mapping[str, Any]] = None,
         progress: Optional[ProgressCallback] = None,
         cancel: Optional[threading.Event] = None,
+        idempotent: bool = False,
     ) -> JsonDict:
         """Send one request and block until its result, an error or a deadline."""
-        call = self.start(method, params, is_call=is_call, clock=clock, assigns=assigns, progress=progress, waits=cancel is None)
+        call = self.start(method, params, is_call=is_call, clock=clock, assigns=assigns, progress=progress, waits=cancel is None, idempotent=idempotent)
         return self.result(call, cancel)
 
     def reading_rounds(self) -> ContextManager[None]:
@@ -555,6 +562,9 @@ class Session:
         """A transport says a request's response can no longer come (its stream broke, or broke a limit)."""
         call = self.calls.get(request_id)
         tied = self.calls.forget(call) if call is not None else None
+        if self._on_unreachable is not None and getattr(error, "check", None) == UNREACHABLE and self._is_live():
+            self._on_unreachable()  # marks the connection for renewal; this call still fails below
+            self._on_unreachable = None  # once per connection
         if isinstance(error, LimitExceeded):
             self.stats.add("malformed")  # at INFO where the call's caller gets it as its error
             log.log(logging.WARNING if tied is None else logging.INFO, "mcp_input_sync: server %s: %s", self.server_id, error)

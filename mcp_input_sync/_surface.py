@@ -269,6 +269,10 @@ class SurfaceAPI:
 
     # ------------------------------------------------------------------ output schemas
 
+    def _repeatable(self, name: str) -> bool:
+        """Whether the last listing said tool ``name`` is read-only or idempotent (``call_tool``'s ``idempotent``)."""
+        return self._outputs().repeatable(name)
+
     def _outputs(self) -> OutputSchemas:
         found: OutputSchemas = self.__dict__.setdefault("_surface_outputs", OutputSchemas())  # atomic: one per client
         return found

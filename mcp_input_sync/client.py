@@ -22,7 +22,11 @@ Thread and lifecycle contract:
   callback that ignores its token is abandoned (its daemon thread never
   blocks interpreter exit), logged and counted in ``stats["stuck_callbacks"]``.
 - When the connection breaks, every call in flight raises
-  ``ClientError(kind="transport")`` and the client closes itself.
+  ``ClientError(kind="transport")``; then, with the ``reconnect`` option
+  (on over HTTP, off over stdio by default), the next call connects again
+  (a new transport, runtime and handshake; the notification thread, the
+  subscribers and the stats go on), and without it the client closes itself
+  (docs/index.md#a-server-restart-survived).
 
 The client is a facade (docs/architecture.md#the-client): it holds the
 port, the session, the input desk and the era's engine, which ``_assembly``
@@ -35,6 +39,7 @@ import enum
 import logging
 import os
 import threading
+from functools import partial
 from typing import Any, Mapping, Optional, Sequence, Union
 
 from . import _assembly, _clock
@@ -59,7 +64,8 @@ from ._session import transport_error
 from ._surface import SurfaceAPI
 from .errors import ClientError
 from .handler import InputHandler
-from .options import Options, seconds
+from ._protocol import eras
+from .options import Options, Reconnect, reconnect_policy, seconds
 from .transports.base import Transport, TransportClosed
 
 log = logging.getLogger("mcp_input_sync")
@@ -71,8 +77,9 @@ class ClientState(enum.Enum):
     """Where a client is in its life."""
 
     UNOPENED = "unopened"  #: built; nothing started yet
-    CONNECTING = "connecting"  #: open() is probing the era and shaking hands; calls wait
+    CONNECTING = "connecting"  #: open() or a reconnect is probing the era and shaking hands; calls wait
     OPEN = "open"  #: connected; calls allowed
+    BROKEN = "broken"  #: the connection broke; the next call connects again (the ``reconnect`` option)
     CLOSED = "closed"  #: closed by close() or by a broken connection; calls raise "closed"
 
 
@@ -113,10 +120,20 @@ class Client(CallsAPI, SurfaceAPI):
         self._closed = threading.Event()
         self._ready = threading.Event()
         self._pid = os.getpid()
-        self._core = core = _assembly.build_core(port, opts, self.name, self.server_id, self._is_live, self.close)
-        self._stats, self._router, self._session, self._pump = core.stats, core.router, core.session, core.pump
-        #: The requests in flight (the session's call table).
-        self._calls = core.session.calls
+        #: How a broken connection is made again (None: it is not; the client closes).
+        self._reconnect: Optional[Reconnect] = reconnect_policy(opts.reconnect, transport.reconnects_by_default)
+        #: Set when close() begins: a reconnect waiting out its back-off stops at once.
+        self._closing = threading.Event()
+        #: The resources subscribed to, subscribed again on a new connection.
+        self._resources: dict[str, None] = {}
+        #: Why the last reconnect failed (the callers who waited for it raise it too).
+        self._reconnect_failure: Optional[ClientError] = None
+        #: Counts connections: the callbacks of a replaced one are ignored.
+        self._generation = 0
+        #: The connection whose parts were stopped last (0: none).
+        self._stopped = 0
+        self._core = core = self._new_core(None)
+        self._stats, self._router, self._pump = core.stats, core.router, core.pump
         self._pool: Optional[HandlerPool] = None
         self._watchdog: Optional[Watchdog] = None
         self._desk: Optional[InputDesk] = None
@@ -130,6 +147,18 @@ class Client(CallsAPI, SurfaceAPI):
         self.server_capabilities: Optional[JsonDict] = None
         #: The server's ``instructions`` from the handshake, if any.
         self.instructions: Optional[str] = None
+
+    def _new_core(self, carried: Optional[_assembly.Core]) -> _assembly.Core:
+        """The session of connection number ``_generation + 1`` (a reconnect carries the rest over)."""
+        self._generation = generation = self._generation + 1
+        core = _assembly.build_core(
+            self._port, self._opts, self.name, self.server_id, partial(self._is_live, generation),
+            partial(self._broken, generation), partial(self._broken, generation) if self._reconnect is not None else None, carried,
+        )
+        self._session = core.session
+        #: The requests in flight (the session's call table).
+        self._calls = core.session.calls
+        return core
 
     @property
     def server_extensions(self) -> dict[str, JsonDict]:
@@ -184,38 +213,154 @@ class Client(CallsAPI, SurfaceAPI):
             self._wait_ready()
             return self
         try:
-            with self._state_lock:
-                self._pid = os.getpid()
-                runtime = _assembly.start_runtime(self._core, self._port, self._opts, self.name, self.server_id)
-                self._watchdog, self._pool, self._desk, self._legacy = runtime.watchdog, runtime.pool, runtime.desk, runtime.legacy
-            try:
-                self._port.start(self._session.on_line, self._session.on_transport_closed)
-            except TransportClosed as exc:
-                raise transport_error(exc, str(exc)) from exc
-            engine, facts = _assembly.connect(self._core, runtime, self._port, self._opts, self.name, self.server_id, self._era_cache)
-            self._engine = engine
-            self.server_capabilities, self.server_info, self.instructions = facts.server_capabilities, facts.server_info, facts.instructions
+            self._connect()
         except BaseException:
             self.close(1.0)  # a server that failed the handshake gets a short grace, so timeout= bounds the attempt
             raise
         finally:
             self._ready.set()
+        self._opened()
+        return self
+
+    def _connect(self) -> None:
+        """Start the runtime and the transport, then shake hands: open(), and each attempt of a reconnect."""
+        with self._state_lock:
+            if self._state is not ClientState.CONNECTING:  # closed meanwhile: nothing more is started
+                raise ClientError("closed", "the client was closed while it connected")
+            self._pid = os.getpid()
+            runtime = _assembly.start_runtime(self._core, self._port, self._opts, self.name, self.server_id)
+            self._watchdog, self._pool, self._desk, self._legacy = runtime.watchdog, runtime.pool, runtime.desk, runtime.legacy
+        try:
+            self._port.start(self._session.on_line, self._session.on_transport_closed)
+        except TransportClosed as exc:
+            raise transport_error(exc, str(exc)) from exc
+        engine, facts = _assembly.connect(self._core, runtime, self._port, self._opts, self.name, self.server_id, self._era_cache)
+        self._engine = engine
+        self.server_capabilities, self.server_info, self.instructions = facts.server_capabilities, facts.server_info, facts.instructions
+
+    def _opened(self) -> None:
         with self._state_lock:
             if self._state is not ClientState.CONNECTING:
                 raise ClientError("closed", "the client was closed while it connected")
             self._state = ClientState.OPEN
-        return self
 
     def _wait_ready(self) -> None:
-        """Block until another thread's open() finished (bounded by the handshake's own bounds)."""
+        """Block until another thread's open() or reconnect finished (bounded by the handshake's own bounds)."""
+        policy = self._reconnect
         bound = self._opts.discover_timeout + 2 * self._opts.timeout + 10.0
+        if policy is not None:  # every attempt, and the back-off between them
+            bound = bound * policy.attempts + policy.max_delay * policy.attempts
         if not RealBudget(bound).wait_until(self._ready.is_set, bound, step=0.05):
             raise ClientError("timeout", "the client did not finish connecting")
-        if self._state is not ClientState.OPEN:
-            raise ClientError("closed", "the client is closed")
+        state, failure = self._state, self._reconnect_failure
+        if state is ClientState.BROKEN and failure is not None:  # the reconnect this thread waited for failed
+            raise ClientError(failure.kind, str(failure), data=failure.data, check=failure.check)
+        if state is not ClientState.OPEN:
+            raise self._session.closed_error()
 
-    def _is_live(self) -> bool:
-        return self._state in (ClientState.OPEN, ClientState.CONNECTING)
+    def _is_live(self, generation: int) -> bool:
+        return self._generation == generation and self._state in (ClientState.OPEN, ClientState.CONNECTING)
+
+    # ------------------------------------------------------------------ reconnect
+
+    def _broken(self, generation: int) -> None:
+        """Connection ``generation`` ended (stdio: the server exited), or found no server (HTTP).
+
+        Every call in flight on it has failed with ``transport`` (stdio) or
+        fails when the next call connects again. Without ``reconnect`` an
+        ended connection closes the client.
+        """
+        if self._reconnect is None:
+            self.close()
+            return
+        with self._state_lock:
+            if self._generation != generation or self._state is not ClientState.OPEN:
+                return
+            self._state = ClientState.BROKEN
+            desk, engines = self._desk, {id(e): e for e in (self._legacy, self._engine) if e is not None}
+        log.info("mcp_input_sync: the connection to server %s broke; the next call connects again", self.server_id)
+        if desk is not None:  # the callbacks still running learn it now, not at the next call
+            desk.close()
+        for engine in engines.values():
+            engine.close(answer=False)
+
+    def _connect_again(self) -> None:
+        """Connect again after the connection broke (the next call's thread; others wait for it)."""
+        with self._state_lock:
+            if self._state is ClientState.CONNECTING:
+                waiting = True
+            elif self._state is not ClientState.BROKEN:
+                return  # connected again by another thread, or closed: the caller looks at the state again
+            else:
+                waiting = False
+                self._state = ClientState.CONNECTING
+                self._ready.clear()
+                self._reconnect_failure = None
+        if waiting:
+            self._wait_ready()
+            return
+        try:
+            self._attempts()
+        except ClientError as exc:
+            with self._state_lock:
+                if self._state is ClientState.CONNECTING:
+                    self._state = ClientState.BROKEN  # the next call tries again
+                    self._reconnect_failure = exc
+            if self._state is ClientState.CLOSED:
+                raise self._session.closed_error() from exc
+            raise
+        except BaseException:
+            self.close(1.0)
+            raise
+        finally:
+            self._ready.set()
+        self._opened()
+
+    def _attempts(self) -> None:
+        """Tear the broken connection down, then try ``attempts`` new ones with back-off; restore subscriptions."""
+        policy = self._reconnect
+        assert policy is not None
+        ended = self._session.ended_why or "the server could not be reached"
+        self._stop_connection(RealBudget(5.0), ended)
+        prefers, key = eras.PREFERENCES.get(self._opts.protocol), self._port.era_key()
+        if prefers is not None and key is not None:
+            self._era_cache.forget(prefers, key)  # the server may have changed its era: probe afresh
+        last: Optional[ClientError] = None
+        for attempt in range(1, policy.attempts + 1):
+            if self._closing.wait(policy.delay(attempt)) or self._state is not ClientState.CONNECTING:
+                raise self._session.closed_error()
+            transport = self._transport.fresh()
+            if transport is None:
+                raise ClientError("closed", f"the client is closed: {ended}; its transport cannot connect again")
+            with self._state_lock:
+                if self._state is not ClientState.CONNECTING:
+                    raise self._session.closed_error()
+                self._transport, self._port = transport, Port(transport)
+                self._core = self._new_core(self._core)
+            try:
+                self._connect()
+                break
+            except ClientError as exc:
+                if exc.kind not in ("transport", "timeout") or self._state is not ClientState.CONNECTING:
+                    self._stop_connection(RealBudget(2.0), str(exc))
+                    raise
+                last = exc
+                log.info("mcp_input_sync: connecting again to server %s, attempt %d of %d failed: %s", self.server_id, attempt, policy.attempts, exc)
+                self._stop_connection(RealBudget(2.0), str(exc))
+        else:
+            assert last is not None
+            raise ClientError(
+                "transport", f"could not connect to server {self.server_id} again in {policy.attempts} attempts; the last: {last}",
+                data=last.data, check=last.check,
+            )
+        engine = self._engine
+        assert engine is not None
+        for uri in list(self._resources):
+            try:
+                engine.subscribe_resource(uri, True)
+            except ClientError as exc:
+                log.warning("mcp_input_sync: the subscription to %s was not restored on server %s: %s", uri, self.server_id, exc)
+        log.info("mcp_input_sync: connected to server %s again (%s)", self.server_id, self.era)
 
     def _check_pid(self) -> None:
         if os.getpid() != self._pid:
@@ -230,6 +375,10 @@ class Client(CallsAPI, SurfaceAPI):
             self.open()
         elif state is ClientState.CONNECTING:  # the handshake is under way on another thread
             self._wait_ready()
+        elif state is ClientState.BROKEN:
+            self._connect_again()
+            if self._state is not ClientState.OPEN:  # closed meanwhile
+                raise self._session.closed_error()
         else:
             raise self._session.closed_error()
         engine = self._engine
@@ -245,62 +394,6 @@ class Client(CallsAPI, SurfaceAPI):
     def capabilities(self, version: str) -> JsonDict:
         """The ``ClientCapabilities`` this client declares at ``version``."""
         return declared_capabilities(self._handler, self._opts, version)
-
-    def resume(
-        self,
-        pending: PendingCall,
-        responses: Mapping[str, Any],
-        *,
-        timeout: Seconds = _UNSET,
-        max_total_timeout: Seconds = _UNSET,
-        assigns: Optional[Mapping[str, Any]] = None,
-        progress: Optional[ProgressCallback] = None,
-        cancel: Optional[threading.Event] = None,
-        defer_input: bool = True,
-        wait: bool = True,
-    ) -> Union[JsonDict, PendingCall]:
-        """Continue a call that returned a :class:`PendingCall`, with the user's answers.
-
-        ``responses`` maps every key of ``pending.input_requests`` to its answer
-        (an ``ElicitResult``, ``CreateMessageResult`` or ``ListRootsResult``);
-        each is validated as a handler's answer would be. Any thread, or any
-        process with a client for the same server, may resume. By default a
-        further round of input is deferred again.
-
-        Raises:
-            ClientError: as :meth:`call_tool`; ``input_handler`` (check
-                ``answer``) for a missing or invalid answer.
-        """
-        engine = self._ensure_open()
-        spec = CallSpec(self._clock_for(timeout, max_total_timeout), assigns, progress, cancel, defer_input, wait)
-        result = engine.resume(pending, responses, spec)
-        if isinstance(result, dict) and pending.method == "tools/call":
-            return self._check_output(str(pending.params.get("name")), result, timeout)
-        return result
-
-    def await_task(
-        self,
-        task_id: str,
-        *,
-        timeout: Seconds = _UNSET,
-        max_total_timeout: Seconds = _UNSET,
-        assigns: Optional[Mapping[str, Any]] = None,
-        cancel: Optional[threading.Event] = None,
-    ) -> JsonDict:
-        """Follow a server task to its result (``tasks=True``).
-
-        Polls ``tasks/get`` as the task's ``pollIntervalMs`` asks, answers each
-        of its input requests once (through the checks and the handler) with
-        ``tasks/update``, and returns the task's result.
-
-        Raises:
-            ClientError: ``remote`` for a failed task, ``cancelled`` for a
-                cancelled one, ``timeout`` past ``max_total_timeout``, and the
-                kinds of :meth:`call_tool` for a failing callback (the task is
-                left running).
-        """
-        engine = self._ensure_open()
-        return engine.await_task(task_id, CallSpec(self._clock_for(timeout, max_total_timeout), assigns, cancel=cancel))
 
     def cancel_task(self, task_id: str, *, timeout: Seconds = _UNSET) -> JsonDict:
         """Ask the server to cancel a task (cooperative: it may still end otherwise)."""
@@ -330,9 +423,10 @@ class Client(CallsAPI, SurfaceAPI):
         defer_input: bool,
         wait: bool,
         reset_timeout_on_progress: Optional[bool] = None,
+        idempotent: bool = False,
     ) -> Union[JsonDict, PendingCall]:
         engine = self._ensure_open()
-        spec = CallSpec(self._clock_for(timeout, max_total_timeout, reset_timeout_on_progress), assigns, progress, cancel, defer_input, wait)
+        spec = CallSpec(self._clock_for(timeout, max_total_timeout, reset_timeout_on_progress), assigns, progress, cancel, defer_input, wait, idempotent)
         return engine.call(method, params, spec)
 
     def _clock_for(self, timeout: Seconds, max_total_timeout: Seconds, reset_timeout_on_progress: Optional[bool] = None) -> CallClock:
@@ -408,13 +502,16 @@ class Client(CallsAPI, SurfaceAPI):
         """Hear ``notifications/resources/updated`` for ``uri`` (``handle_notification``, subscribers).
 
         Legacy: ``resources/subscribe``. Modern: the URI joins the client's
-        ``subscriptions/listen`` filter (the listen is reopened with it).
+        ``subscriptions/listen`` filter (the listen is reopened with it). A
+        reconnect subscribes again.
         """
         self._ensure_open().subscribe_resource(uri, True)
+        self._resources[uri] = None
 
     def unsubscribe_resource(self, uri: str) -> None:
         """Stop hearing updates for ``uri`` (``resources/unsubscribe``, or a narrower listen)."""
         self._ensure_open().subscribe_resource(uri, False)
+        self._resources.pop(uri, None)
 
     # ------------------------------------------------------------------ stats and close
 
@@ -453,41 +550,55 @@ class Client(CallsAPI, SurfaceAPI):
             else:
                 closing_elsewhere = False
                 was_open = self._state in (ClientState.OPEN, ClientState.CONNECTING)
+                started = was_open or self._state is ClientState.BROKEN
                 self._state = ClientState.CLOSED
+                self._closing.set()
         if closing_elsewhere:
             self._closed.wait(timeout)  # another thread is closing: wait for it, bounded
             return
         try:
-            self._shut_down(timeout, was_open)
+            budget = RealBudget(timeout)
+            self._shut_down(budget, answer=was_open, started=started)
+            self._pump.stop(budget)
         finally:
             self._closed.set()
 
-    def _shut_down(self, timeout: float, was_open: bool) -> None:
-        budget = RealBudget(timeout)
+    def _stop_connection(self, budget: RealBudget, why: str) -> None:
+        """A reconnect: the broken connection's calls fail with ``transport``, its parts stop (the pump goes on)."""
+        self._session.fail_all("transport", lambda method: f"{method} failed: {why}")
+        self._shut_down(budget, answer=False, started=True)
+
+    def _shut_down(self, budget: RealBudget, answer: bool, started: bool) -> None:
+        """Stop this connection's parts, once: ``answer`` the server's open requests, close the transport if ``started``."""
         # 1. Own calls fail first, so a response racing the shutdown is not returned.
         calls = self._session.fail_all("closed", lambda method: f"{method} was cancelled: the client closed")
-        if self._desk is not None:
-            self._desk.close()
+        if self._stopped == self._generation:  # a reconnect stopped them already (its attempts all failed)
+            return
+        self._stopped = self._generation
+        desk = self._desk
+        engines = {id(e): e for e in (self._legacy, self._engine) if e is not None}
+        if desk is not None:
+            desk.close()
         # 2. Server requests still open get -32603, then their tokens are set.
-        for engine in {id(e): e for e in (self._legacy, self._engine) if e is not None}.values():
-            engine.close(answer=was_open)
+        for engine in engines.values():
+            engine.close(answer=answer)
         # 3. The server is told the calls are cancelled.
         for call in calls:
-            if was_open and call.method != "initialize":
+            if answer and call.method != "initialize":
                 self._session.notify_quietly("notifications/cancelled", {"requestId": call.id, "reason": "client closed"})
-        if was_open:
+        if started:
             try:
                 self._port.close(budget.take(budget.left * 0.7))
             except Exception:  # noqa: BLE001 - a transport's failure must not leave the library's threads running
                 log.exception("mcp_input_sync: the transport of server %s failed to close", self.server_id)
-        if self._desk is not None:
-            for thread in self._desk.worker_threads():
+        if desk is not None:
+            for thread in desk.worker_threads():
                 budget.join(thread, share=0.3)
         if self._watchdog is not None:
             self._watchdog.stop(budget)
-        self._pump.stop(budget)
-        if self._pool is not None:
-            stuck = self._pool.shutdown(budget)
+        pool = self._pool
+        if pool is not None:
+            stuck = pool.shutdown(budget)
             if stuck:
                 self._stats.add("stuck_callbacks", len(stuck))
                 for label in stuck:

@@ -18,6 +18,9 @@ from . import _clock
 from ._protocol.deadlines import CallClock
 from ._protocol.jsonrpc import USER_REJECTED
 from ._protocol.limits import DEFAULT_LIMITS
+from ._protocol.retry import Retry
+
+__all__ = ["Options", "Reconnect", "Retry", "reconnect_policy", "seconds"]
 from .handler import InputHandler
 from .reflect import LEVELS
 
@@ -58,6 +61,8 @@ _NAMES = frozenset(
         "extensions",
         "limits",
         "validate_output",
+        "reconnect",
+        "retry",
     }
 )
 
@@ -71,6 +76,48 @@ def seconds(name: str, value: Any) -> float:
     if not value > 0 or math.isinf(value) or math.isnan(value):
         raise ValueError(f"{name} must be a positive finite number of seconds")
     return float(value)
+
+
+class Reconnect:
+    """How a client whose connection broke opens a new one on its next call (docs/index.md#a-server-restart-survived).
+
+    ``attempts`` connections are tried at most, the first at once and each
+    next one after a delay that doubles from ``first_delay`` up to
+    ``max_delay`` seconds. Pass it as the ``reconnect`` option;
+    ``reconnect=True`` is ``Reconnect()``.
+
+    Raises:
+        TypeError, ValueError: a value of the wrong type or out of range.
+    """
+
+    __slots__ = ("attempts", "first_delay", "max_delay")
+
+    def __init__(self, attempts: int = 3, first_delay: float = 0.5, max_delay: float = 10.0) -> None:
+        #: Connections tried at most, 1 to 100.
+        self.attempts = _int("Reconnect attempts", attempts, 1, 100)
+        #: Seconds before the second attempt; each next delay doubles.
+        self.first_delay = seconds("Reconnect first_delay", first_delay)
+        #: The longest delay between two attempts, in seconds.
+        self.max_delay = seconds("Reconnect max_delay", max_delay)
+        if self.max_delay < self.first_delay:
+            raise ValueError("Reconnect max_delay must be at least first_delay")
+
+    def delay(self, attempt: int) -> float:
+        """Seconds to wait before attempt number ``attempt`` (1 is the first: no wait)."""
+        if attempt <= 1:
+            return 0.0
+        return min(self.max_delay, self.first_delay * 2.0 ** min(attempt - 2, 60))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Reconnect):
+            return NotImplemented
+        return (self.attempts, self.first_delay, self.max_delay) == (other.attempts, other.first_delay, other.max_delay)
+
+    def __hash__(self) -> int:
+        return hash((self.attempts, self.first_delay, self.max_delay))
+
+    def __repr__(self) -> str:
+        return f"Reconnect(attempts={self.attempts}, first_delay={self.first_delay:g}, max_delay={self.max_delay:g})"
 
 
 def _int(name: str, value: Any, low: int, high: Optional[int] = None) -> int:
@@ -124,6 +171,8 @@ _DEFAULTS: Mapping[str, Any] = MappingProxyType(
         "extensions": MappingProxyType({}),
         "limits": DEFAULT_LIMITS,
         "validate_output": True,
+        "reconnect": None,
+        "retry": Retry(),
     }
 )
 
@@ -152,6 +201,10 @@ class Options:
     extensions: Mapping[str, Mapping[str, Any]]
     limits: Mapping[str, int]
     validate_output: bool
+    #: None: the transport's default (on over HTTP, off over stdio); False: off.
+    reconnect: "Optional[Reconnect | bool]"
+    #: What HTTP sends again after a failure (None: nothing; ``retry=True`` is ``Retry()``, the default).
+    retry: Optional[Retry]
 
     def __init__(self, **values: Any) -> None:
         unknown = set(values) - _NAMES
@@ -229,6 +282,10 @@ class Options:
         for flag in ("tasks", "validate_output", "reset_timeout_on_progress"):
             if flag in o and not isinstance(o[flag], bool):
                 raise TypeError(f"{flag} must be a bool")
+        if "reconnect" in o:
+            o["reconnect"] = _reconnect(o["reconnect"])
+        if "retry" in o:
+            o["retry"] = _retry(o["retry"])
         if "extensions" in o:
             o["extensions"] = _extensions(o["extensions"])
         if "limits" in o:
@@ -265,6 +322,29 @@ def _extensions(value: Any) -> Mapping[str, Mapping[str, Any]]:
             raise ValueError(f"the settings of extension {name!r} must be JSON") from None
         checked[name] = MappingProxyType(dict(settings))
     return MappingProxyType(checked)
+
+
+def _reconnect(value: Any) -> "Optional[Reconnect | bool]":
+    if value is None or isinstance(value, (bool, Reconnect)):
+        return Reconnect() if value is True else value
+    raise TypeError("reconnect must be True, False, None (the transport's default) or a Reconnect(...)")
+
+
+def _retry(value: Any) -> Optional[Retry]:
+    if value is True:
+        return Retry()
+    if value is False:
+        return None
+    if isinstance(value, Retry):
+        return value
+    raise TypeError("retry must be True, False or a Retry(...)")
+
+
+def reconnect_policy(value: "Optional[Reconnect | bool]", by_default: bool) -> Optional[Reconnect]:
+    """The ``reconnect`` option resolved for one transport: the policy, or None when off."""
+    if value is None:
+        return Reconnect() if by_default else None
+    return value if isinstance(value, Reconnect) else None
 
 
 def _is_version(value: str) -> bool:

@@ -58,8 +58,9 @@ class EraEngine(Protocol):
         assigns: Optional[Mapping[str, Any]] = None,
         progress: Optional[ProgressCallback] = None,
         cancel: Optional[threading.Event] = None,
+        idempotent: bool = False,
     ) -> JsonDict:
-        """One request and its result, by the era's rules."""
+        """One request and its result, by the era's rules (``idempotent``: ``Outgoing.idempotent``)."""
 
     def call(self, method: str, params: JsonDict, spec: CallSpec) -> Union[JsonDict, PendingCall]:
         """A tool call, resource read or prompt, with the era's input and tasks."""

@@ -310,8 +310,11 @@ class LegacyEngine:
         assigns: Optional[Mapping[str, Any]] = None,
         progress: Optional[ProgressCallback] = None,
         cancel: Optional[threading.Event] = None,
+        idempotent: bool = False,
     ) -> JsonDict:
-        return self.session.request(method, params, is_call=is_call, clock=clock, assigns=assigns, progress=progress, cancel=cancel)
+        return self.session.request(
+            method, params, is_call=is_call, clock=clock, assigns=assigns, progress=progress, cancel=cancel, idempotent=idempotent
+        )
 
     def call(self, method: str, params: JsonDict, spec: CallSpec) -> Union[JsonDict, PendingCall]:
         """A call in this era; a tool that wants 2026-07-28 fails with ``check="era"`` (the era router learns from it)."""
@@ -322,7 +325,9 @@ class LegacyEngine:
             support = self._task_support(params["name"], clock)
             if support == "required" or (support == "optional" and not spec.wait):
                 # 2025-11-25: run it as a task, then follow it with tasks/get and tasks/result
-                created = self.request(method, dict(params, task={}), is_call=True, clock=clock, assigns=spec.assigns, cancel=spec.cancel)
+                created = self.request(
+                    method, dict(params, task={}), is_call=True, clock=clock, assigns=spec.assigns, cancel=spec.cancel, idempotent=spec.idempotent
+                )
                 task = created.get("task")
                 task_id = task.get("taskId") if isinstance(task, dict) else None
                 if not isinstance(task_id, str):
@@ -331,7 +336,9 @@ class LegacyEngine:
                     return created
                 return self.await_task(task_id, spec)
         try:
-            result = self.request(method, params, is_call=True, clock=clock, assigns=spec.assigns, progress=spec.progress, cancel=spec.cancel)
+            result = self.request(
+                method, params, is_call=True, clock=clock, assigns=spec.assigns, progress=spec.progress, cancel=spec.cancel, idempotent=spec.idempotent
+            )
         except ClientError as exc:
             wrong = wrong_era(self.era, self.negotiated, method, params, exc=exc)
             if wrong is None:

@@ -131,13 +131,14 @@ class ModernEngine:
         assigns: Optional[Mapping[str, Any]] = None,
         progress: Optional[ProgressCallback] = None,
         cancel: Optional[threading.Event] = None,
+        idempotent: bool = False,
     ) -> JsonDict:
         """One request; a -32022 answer that lists a version we speak switches to it, once."""
         try:
-            return self._send(method, params, is_call, clock, assigns, progress, cancel)
+            return self._send(method, params, is_call, clock, assigns, progress, cancel, idempotent)
         except ClientError as exc:
             self._switch_version(exc)
-            return self._send(method, params, is_call, clock, assigns, progress, cancel)
+            return self._send(method, params, is_call, clock, assigns, progress, cancel, idempotent)
 
     def _switch_version(self, exc: ClientError) -> None:
         """A -32022 answer that lists a version we speak (not the one sent): the stamp switches to it; else ``exc`` is raised."""
@@ -160,11 +161,12 @@ class ModernEngine:
         assigns: Optional[Mapping[str, Any]],
         progress: Optional[ProgressCallback],
         cancel: Optional[threading.Event],
+        idempotent: bool = False,
     ) -> JsonDict:
         """One request, stamped, with its ``x-mcp-header`` arguments (the transport sends them as headers)."""
         call = self.session.start(
             method, params, is_call=is_call, clock=clock, assigns=assigns, progress=progress, stamp=self.stamp,
-            header_args=self._header_args(method, params), waits=cancel is None,
+            header_args=self._header_args(method, params), waits=cancel is None, idempotent=idempotent,
         )
         return self.session.result(call, cancel)
 
@@ -270,12 +272,12 @@ class ModernEngine:
         try:
             call = self.session.start(
                 method, parts.params(answers, state), is_call=True, clock=spec.clock, assigns=spec.assigns, progress=spec.progress,
-                stamped=parts, header_args=parts.header_args, waits=cancel is None,
+                stamped=parts, header_args=parts.header_args, waits=cancel is None, idempotent=spec.idempotent,
             )
             return self.session.result(call, cancel)
         except ClientError as exc:
             self._switch_version(exc)  # the retry goes again the old way, at the new version
-        return self._send(method, _retry(params, answers, state), True, spec.clock, spec.assigns, spec.progress, cancel)
+        return self._send(method, _retry(params, answers, state), True, spec.clock, spec.assigns, spec.progress, cancel, spec.idempotent)
 
     def _first(self, method: str, params: JsonDict, spec: CallSpec) -> JsonDict:
         """The call's first request; over HTTP a ``tools/call`` refused -32020 (HeaderMismatch) is sent once more.
@@ -287,7 +289,7 @@ class ModernEngine:
         """
         clock, assigns, progress, cancel = spec.clock, spec.assigns, spec.progress, spec.cancel
         try:
-            return self.request(method, params, is_call=True, clock=clock, assigns=assigns, progress=progress, cancel=cancel)
+            return self.request(method, params, is_call=True, clock=clock, assigns=assigns, progress=progress, cancel=cancel, idempotent=spec.idempotent)
         except ClientError as exc:
             if method != "tools/call" or exc.kind != "remote" or exc.code != jsonrpc.HEADER_MISMATCH or not self.port.mirrors_tool_headers:
                 raise
@@ -304,7 +306,7 @@ class ModernEngine:
             if exc.kind in ("closed", "cancelled"):
                 raise
             raise mismatch from exc
-        return self.request(method, params, is_call=True, clock=clock, assigns=assigns, progress=progress, cancel=cancel)
+        return self.request(method, params, is_call=True, clock=clock, assigns=assigns, progress=progress, cancel=cancel, idempotent=spec.idempotent)
 
     def _back_off(self, delay: float, clock: CallClock, cancel: Optional[threading.Event]) -> None:
         """Wait ``delay`` seconds before retrying a state-only round (cancel-aware, bounded by max_total_timeout)."""

@@ -87,8 +87,11 @@ class EraRouter:
         assigns: Optional[Mapping[str, Any]] = None,
         progress: Optional[ProgressCallback] = None,
         cancel: Optional[threading.Event] = None,
+        idempotent: bool = False,
     ) -> JsonDict:
-        return self.legacy.request(method, params, is_call=is_call, clock=clock, assigns=assigns, progress=progress, cancel=cancel)
+        return self.legacy.request(
+            method, params, is_call=is_call, clock=clock, assigns=assigns, progress=progress, cancel=cancel, idempotent=idempotent
+        )
 
     def await_task(self, task_id: str, spec: CallSpec) -> JsonDict:
         return self.legacy.await_task(task_id, spec)

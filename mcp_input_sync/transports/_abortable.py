@@ -205,6 +205,22 @@ def abortable_session() -> requests.Session:
 _POOL_NAME = re.compile(r"<[^<>]*object at 0x[0-9a-f]+>: |\b_?\w*(?:Pool|Connection)\(host=[^()]*\)(?:: )?")
 
 
+def never_connected(exc: BaseException) -> bool:
+    """True when a ``requests`` error says no connection was made (refused, no route, a name not
+    resolved, a connect timeout): the request never reached the server."""
+    from urllib3.exceptions import ConnectTimeoutError  # NewConnectionError and NameResolutionError too
+
+    seen: set[int] = set()
+    inner: Optional[BaseException] = exc
+    while inner is not None and id(inner) not in seen:
+        if isinstance(inner, (ConnectTimeoutError, requests.exceptions.ConnectTimeout)):
+            return True
+        seen.add(id(inner))
+        reason = getattr(inner, "reason", None)
+        inner = reason if isinstance(reason, BaseException) else next((a for a in inner.args if isinstance(a, BaseException)), None)
+    return False
+
+
 def why_unreachable(exc: BaseException) -> str:
     """The innermost cause of a ``requests`` error, without the names of internal classes."""
     seen: set[int] = set()

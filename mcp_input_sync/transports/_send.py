@@ -55,6 +55,8 @@ from requests.structures import CaseInsensitiveDict
 from requests.utils import get_auth_from_url, get_netrc_auth
 
 from .. import reflect
+from .._protocol.advice import say
+from .._protocol.limits import LimitExceeded
 from .._protocol.urls import origin_of
 from ._abortable import AbortableAdapter
 from .base import TransportClosed
@@ -331,3 +333,22 @@ def chunks(response: requests.Response) -> Iterator[bytes]:
         if not chunk:
             return
         yield chunk
+
+
+def read_body(response: "requests.Response", limit: int) -> bytes:
+    """The whole body of ``response``, but never more than ``limit`` bytes of it (``limits["message_bytes"]``).
+
+    Raises:
+        LimitExceeded: the body (or its declared Content-Length) is larger.
+    """
+    declared = response.headers.get("Content-Length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise LimitExceeded("message_bytes", f"an HTTP body of {declared} bytes is over {say('limit_name', 'message_bytes', limit='message_bytes')}={limit}")
+    parts: list[bytes] = []
+    size = 0
+    for chunk in response.iter_content(chunk_size=65536):
+        size += len(chunk)
+        if size > limit:
+            raise LimitExceeded("message_bytes", f"an HTTP body is over {say('limit_name', 'message_bytes', limit='message_bytes')}={limit}")
+        parts.append(chunk)
+    return b"".join(parts)

@@ -54,7 +54,9 @@ what the transport does differently:
   ``ties_by_stream``, ``slow_answers``, ``mirrors_tool_headers``,
   ``needs_deadlines``;
 - methods: ``configure``, ``set_protocol``, ``cancel_request``,
-  ``last_words``;
+  ``last_words``, ``fresh`` (a new transport to the same server, for the
+  ``reconnect`` option; ``reconnects_by_default`` says whether the option
+  is on when left unset);
 - capabilities, each a property that is None here and, where the
   transport has the capability, an object offering it (often the
   transport itself): ``holding`` (:class:`Holding`: ``send_later`` and
@@ -82,6 +84,7 @@ import threading
 from typing import Any, Callable, Mapping, NamedTuple, Optional, Protocol
 
 from .._protocol.jsonrpc import RequestId
+from .._protocol.retry import Retry as Retry  # re-exported: the port names it
 
 #: ``on_message(data)``, or ``on_message(data, stream)`` from a transport that
 #: ties by stream: ``stream`` is the id of the request whose response stream
@@ -121,11 +124,16 @@ class Decoded(bytes):
         return out
 
 
+#: ``TransportClosed.check`` when no connection to the server could be made: the message never left.
+UNREACHABLE = "unreachable"
+
+
 class TransportClosed(ConnectionError):
     """The transport cannot send: it is closed or broken.
 
     ``check`` names the rule that refused the message, when one did (the
-    client's ``ClientError`` keeps it); None otherwise.
+    client's ``ClientError`` keeps it), or :data:`UNREACHABLE` when no
+    connection could be made; None otherwise.
     """
 
     check: Optional[str] = None
@@ -142,11 +150,13 @@ class TransportAuthError(TransportClosed):
 
 
 class HttpStatusError(TransportClosed):
-    """The server answered a request with an HTTP status and no JSON-RPC answer; ``status`` says which."""
+    """The server answered a request with an HTTP status and no JSON-RPC answer; ``status`` says which,
+    ``retry_after`` the seconds its ``Retry-After`` asked for (None: none)."""
 
-    def __init__(self, status: int, url: str) -> None:
-        super().__init__(f"{url} answered HTTP {status} without a JSON-RPC answer")
+    def __init__(self, status: int, url: str, why: str = "without a JSON-RPC answer", retry_after: Optional[float] = None) -> None:
+        super().__init__(f"{url} answered HTTP {status} {why}")
         self.status = status
+        self.retry_after = retry_after
 
 
 class Outgoing(NamedTuple):
@@ -186,6 +196,12 @@ class Outgoing(NamedTuple):
             begin again after a 404) or :data:`SESSION_READY` (the
             ``notifications/initialized``: HTTP opens its GET stream); None
             for every other message.
+        idempotent: a ``tools/call`` that may run twice (the tool's
+            annotations say ``readOnlyHint`` or ``idempotentHint``, or its
+            caller said ``idempotent=True``): HTTP may send it again after a
+            failure that may have reached the server. Every other method
+            may be sent again anyway; a ``tools/call`` without it never is,
+            unless no connection was made or the server answered 429 or 503.
     """
 
     method: Optional[str] = None
@@ -197,6 +213,7 @@ class Outgoing(NamedTuple):
     reads_answer: bool = False
     bounded: bool = False
     step: Optional[str] = None
+    idempotent: bool = False
 
     @property
     def expects_answer(self) -> bool:
@@ -232,12 +249,16 @@ class Setup(NamedTuple):
             client's deadline sweep, which looks at least every 0.1 s). HTTP
             uses it to abort a request it posts on the caller's thread at the
             request's ``Outgoing.deadline``. None: no sweep is offered.
+        retry: the client's ``retry`` option (a ``Retry``: HTTP sends again
+            what the server did not act on, docs/http.md#reconnect-and-retry);
+            None: nothing is sent twice.
     """
 
     server_id: str
     limits: Mapping[str, int]
     on_lost: OnLost
     track: Optional[Track] = None
+    retry: Optional[Retry] = None
 
 
 class Holding(Protocol):
@@ -358,6 +379,15 @@ class Transport(abc.ABC):
     @property
     def restarter(self) -> Optional[Restarter]:
         """The server started afresh (:class:`Restarter`; stdio), or None."""
+        return None
+
+    #: The ``reconnect`` option left unset turns reconnecting on (HTTP) or off (stdio, the default here).
+    reconnects_by_default: bool = False
+
+    def fresh(self) -> Optional["Transport"]:
+        """A new, unstarted transport to the same server with the same settings (a stdio server is
+        started again with the same command, environment and folder), for a client reconnecting
+        after its connection broke; None (the default): this transport cannot be made again."""
         return None
 
     def last_words(self) -> tuple[Optional[int], str]:

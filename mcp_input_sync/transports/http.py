@@ -40,6 +40,7 @@ import itertools
 import json
 import logging
 import threading
+import time
 from functools import partial
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 from urllib.parse import urlsplit, urlunsplit
@@ -51,6 +52,7 @@ from .._protocol.headers import header_value
 from .._protocol.jsonrpc import RequestId, decode
 from .._protocol.limits import DEFAULT_LIMITS, LimitExceeded
 from .._protocol.oauth import OAuthRefused
+from .._protocol.retry import Retry, retry_after
 from .._protocol.sse import SSEDecoder, SSEEventTooLarge, SSELimitError
 from .._protocol.urls import origin_of
 from .._runtime import RealBudget
@@ -70,6 +72,7 @@ from .base import (
     Track,
     Transport,
     TransportAuthError,
+    UNREACHABLE,
     TransportClosed,
 )
 
@@ -153,6 +156,11 @@ class HttpTransport(Transport):
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"not an http(s) URL: {url!r}")
+        #: What :meth:`fresh` builds again from (the caller's session, if any, is reused).
+        self._settings: dict[str, Any] = dict(
+            headers=headers, auth=auth, verify=verify, connect_timeout=connect_timeout, read_timeout=read_timeout,
+            session=session, request_threads=request_threads, pool_size=pool_size,
+        )
         self.url = url
         #: What the client remembers the endpoint's era by, this process (docs/reference.md#era-detection).
         self.era_key = url
@@ -190,6 +198,10 @@ class HttpTransport(Transport):
         self._on_lost: Optional[OnLost] = None
         #: Told by :meth:`configure`: the client's deadline sweep (None: every request is posted on a thread).
         self._track: Optional[Track] = None
+        #: Told by :meth:`configure`: what is sent again after a failure (None: nothing).
+        self._retry: Optional[Retry] = None
+        #: Set by :meth:`close`: a retry waiting out its delay stops at once.
+        self._stopped = threading.Event()
         self.session_id: Optional[str] = None
         #: The version the handshake told (:meth:`set_protocol`), sent as ``MCP-Protocol-Version``.
         self.protocol_version: Optional[str] = None
@@ -224,6 +236,7 @@ class HttpTransport(Transport):
         self.max_sse_line = setup.limits["sse_line_bytes"]
         self._on_lost = setup.on_lost
         self._track = setup.track
+        self._retry = setup.retry
 
     # ------------------------------------------------------------------ contract
 
@@ -335,6 +348,13 @@ class HttpTransport(Transport):
             self._initialized_sent = True
             self._open_get_stream()
 
+    #: A server restarted behind the same URL is met again on the next call (the ``reconnect`` option).
+    reconnects_by_default = True
+
+    def fresh(self) -> "HttpTransport":
+        """The same URL, headers, auth, TLS settings and pool, with no session yet (the ``reconnect`` option)."""
+        return HttpTransport(self.url, **self._settings)
+
     def set_protocol(self, era: str, version: str) -> None:
         """The handshake's decision: the version header to send, and whether streams are modern."""
         self.protocol_version = version
@@ -371,6 +391,7 @@ class HttpTransport(Transport):
         budget = RealBudget(timeout)
         with self._lock:
             self._closing = True  # under the lock: no reader starts after this
+            self._stopped.set()
             streams = list(self._streams.values())
             posts = [handle for handle, _ in self._posts.values()]
         self._closed_event.set()
@@ -429,6 +450,14 @@ class HttpTransport(Transport):
         self._handle(response, info)
 
     def _post(self, data: bytes, info: Outgoing, handle: Any = None) -> "requests.Response":
+        """:meth:`_post_once`, sent again as far as the ``retry`` policy allows (``_retrying.py``)."""
+        if self._retry is None:
+            return self._post_once(data, info, handle)
+        from ._retrying import post_with_retry
+
+        return post_with_retry(partial(self._post_once, data, info, handle), info, handle, self._retry, self._stopped, self._given_up, self.shown_url)
+
+    def _post_once(self, data: bytes, info: Outgoing, handle: Any = None) -> "requests.Response":
         """The one place ``requests`` errors become transport errors; ``handle`` can abort the POST alone.
 
         ``urllib3`` errors that ``requests`` lets through (``LocationParseError``
@@ -437,7 +466,7 @@ class HttpTransport(Transport):
         import requests
         from urllib3.exceptions import HTTPError
 
-        from ._abortable import abortable, why_unreachable
+        from ._abortable import abortable, never_connected, why_unreachable
 
         sent: list[dict[str, str]] = []  # the headers of each request sent for this attempt
 
@@ -456,7 +485,10 @@ class HttpTransport(Transport):
             except (requests.RequestException, HTTPError) as exc:
                 proxy = self._endpoint.proxy  # a stale HTTP(S)_PROXY is a common cause: name it
                 via = f" through the proxy {proxy} (HTTP_PROXY or HTTPS_PROXY; NO_PROXY names hosts reached directly)" if proxy else ""
-                raise TransportClosed(f"cannot reach {self.shown_url}{via}: {reflect.text(why_unreachable(exc), 300)}") from exc
+                closed = TransportClosed(f"cannot reach {self.shown_url}{via}: {reflect.text(why_unreachable(exc), 300)}")
+                if never_connected(exc):  # the request never left: safe to send again (docs/http.md#reconnect-and-retry)
+                    closed.check = UNREACHABLE
+                raise closed from exc
             if response.status_code not in (401, 403):
                 break
             response.close()
@@ -473,7 +505,7 @@ class HttpTransport(Transport):
                 raise TransportAuthError(status, answer_headers, f"HTTP {status}: authorization failed: {exc.message}", exc.check) from None
         if response.status_code >= 500:
             response.close()
-            raise HttpStatusError(response.status_code, self.shown_url)
+            raise HttpStatusError(response.status_code, self.shown_url, retry_after=retry_after(response.headers.get("Retry-After"), time.time()))
         session = response.headers.get(SESSION_HEADER)
         if session is not None and info.step == NEW_SESSION:
             self.session_id = session
@@ -505,8 +537,10 @@ class HttpTransport(Transport):
                 response.close()
                 return
             self._streams[key] = reading
+        from ._send import read_body
+
         try:
-            body = self._read_body(response)
+            body = read_body(response, self.max_message)
         except LimitExceeded as exc:
             self._lost(request_id, exc)
             return
@@ -530,25 +564,6 @@ class HttpTransport(Transport):
         if not delivered:
             # a status without a JSON-RPC body, or a body that is not one: a transport failure of that request
             raise HttpStatusError(response.status_code, self.shown_url)
-
-    def _read_body(self, response: "requests.Response") -> bytes:
-        """The whole body, but never more than ``max_message`` bytes of it.
-
-        Raises:
-            LimitExceeded: the body (or its declared Content-Length) is larger.
-        """
-        limit = self.max_message
-        declared = response.headers.get("Content-Length", "")
-        if declared.isdigit() and int(declared) > limit:
-            raise LimitExceeded("message_bytes", f"an HTTP body of {declared} bytes is over {say('limit_name', 'message_bytes', limit='message_bytes')}={limit}")
-        parts: list[bytes] = []
-        size = 0
-        for chunk in response.iter_content(chunk_size=65536):
-            size += len(chunk)
-            if size > limit:
-                raise LimitExceeded("message_bytes", f"an HTTP body is over {say('limit_name', 'message_bytes', limit='message_bytes')}={limit}")
-            parts.append(chunk)
-        return b"".join(parts)
 
     def _deliver(self, data: bytes, related: Any) -> None:
         callback = self._on_message

@@ -89,6 +89,12 @@ class StdioTransport(Transport):
         """The server started afresh: :meth:`restart`."""
         return self
 
+    def fresh(self) -> "StdioTransport":
+        """The same command, environment, folder and write timeout, not started (the ``reconnect`` option)."""
+        again = StdioTransport(self.command, env=self.env, cwd=self.cwd, inherit_env=self.inherit_env)
+        again.write_timeout = self.write_timeout
+        return again
+
     def __init__(
         self,
         command: Sequence[str],

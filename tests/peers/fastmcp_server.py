@@ -73,6 +73,8 @@ And in both eras:
   (Progress needs a ``progressToken``; on 2026-07-28 logs need the request's
   log-level opt-in.)
 - ``echo(text)``: ``text``.
+- ``lookup(text)``: ``text`` upper-cased; annotated ``readOnlyHint``.
+- ``put(text)``: ``text``; annotated ``idempotentHint`` (not read-only).
 """
 
 from __future__ import annotations
@@ -196,6 +198,16 @@ def build() -> FastMCP:
     @mcp.tool
     def echo(text: str) -> str:
         """Return ``text``."""
+        return text
+
+    @mcp.tool(annotations={"readOnlyHint": True})
+    def lookup(text: str) -> str:
+        """Return ``text``, upper-cased; annotated read-only (safe to send twice)."""
+        return text.upper()
+
+    @mcp.tool(annotations={"idempotentHint": True, "readOnlyHint": False})
+    def put(text: str) -> str:
+        """Return ``text``; annotated idempotent (safe to send twice)."""
         return text
 
     @mcp.tool

@@ -7,7 +7,7 @@ import socket
 import subprocess
 import sys
 import threading
-from typing import Iterator
+from typing import Iterator, Optional
 
 from .harness import PEERS_DIR
 
@@ -51,3 +51,33 @@ def http_peer(script: str, *args: str, python: str = sys.executable, seconds: fl
         except subprocess.TimeoutExpired:
             process.kill()
             process.communicate(timeout=5)
+
+
+class PeerProcess:
+    """A peer server over HTTP on a port of its own, stopped and started again at will (``start`` may run another command)."""
+
+    def __init__(self, command: list[str], port: Optional[int] = None, env: Optional[dict[str, str]] = None) -> None:
+        self.port = port or free_port()
+        self.command = command
+        self.env = env
+        self.process: Optional[subprocess.Popen[bytes]] = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+    def start(self, command: Optional[list[str]] = None) -> "PeerProcess":
+        argv = [*(command or self.command), "--http", "--port", str(self.port)]
+        self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=self.env)
+        wait_listening(self.port, self.process, 30)
+        return self
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            try:
+                self.process.communicate(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.communicate(timeout=5)
+            self.process = None

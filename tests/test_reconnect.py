@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -25,7 +24,7 @@ from mcp_input_sync.transports.base import ANSWER, Outgoing
 from mcp_input_sync.transports.stdio import StdioTransport
 
 from .harness import PEERS_DIR, SDK_SERVER
-from .http_peers import free_port, wait_listening
+from .http_peers import PeerProcess
 from .test_everything import EVERYTHING, NODE22
 from .test_oauth_fastmcp import FASTMCP_PYTHON
 
@@ -225,46 +224,16 @@ def _catch(into: list[BaseException], work: Any) -> None:
 # ---------------------------------------------------------------------------- HTTP
 
 
-class Server:
-    """A peer server over HTTP on a port of its own, stopped and started again at will."""
-
-    def __init__(self, command: list[str], port: Optional[int] = None, env: Optional[dict[str, str]] = None) -> None:
-        self.port = port or free_port()
-        self.command = command
-        self.env = env
-        self.process: Optional[subprocess.Popen[bytes]] = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/mcp"
-
-    def start(self, command: Optional[list[str]] = None) -> "Server":
-        argv = [*(command or self.command), "--http", "--port", str(self.port)]
-        self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=self.env)
-        wait_listening(self.port, self.process, 30)
-        return self
-
-    def stop(self) -> None:
-        if self.process is not None:
-            self.process.terminate()
-            try:
-                self.process.communicate(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.communicate(timeout=5)
-            self.process = None
-
-
 @pytest.fixture
-def server() -> Iterator[Server]:
-    made = Server(FASTMCP)
+def server() -> Iterator[PeerProcess]:
+    made = PeerProcess(FASTMCP)
     yield made
     made.stop()
 
 
 @needs_fastmcp
 @pytest.mark.parametrize("protocol", ["legacy", "auto"])
-def test_an_http_server_stopped_and_started_again_on_the_same_port(server: Server, protocol: str) -> None:
+def test_an_http_server_stopped_and_started_again_on_the_same_port(server: PeerProcess, protocol: str) -> None:
     with mis.connect_http(server.start().url, protocol=protocol) as client:
         era = client.era
         assert client.call_tool("echo", {"text": "one"})["content"][0]["text"] == "one"
@@ -281,7 +250,7 @@ def test_an_http_server_stopped_and_started_again_on_the_same_port(server: Serve
 def test_a_server_restarted_in_the_other_era_is_met_in_it() -> None:
     legacy = [sys.executable, str(PEERS_DIR / "sdk_legacy_server.py")]
     modern = [sys.executable, str(PEERS_DIR / "sdk_modern_server.py")]  # serves both eras: prefer-modern picks 2026-07-28
-    server = Server(legacy).start()
+    server = PeerProcess(legacy).start()
     try:
         with mis.connect_http(server.url, protocol="prefer-modern") as client:
             assert client.era == "legacy"  # the handshake era's server knows no server/discover
@@ -295,8 +264,8 @@ def test_a_server_restarted_in_the_other_era_is_met_in_it() -> None:
         server.stop()
 
 
-def test_without_it_an_http_client_stays_open_and_the_next_call_goes_out_as_before(server: Server) -> None:
-    legacy = Server([sys.executable, str(PEERS_DIR / "sdk_legacy_server.py")])
+def test_without_it_an_http_client_stays_open_and_the_next_call_goes_out_as_before(server: PeerProcess) -> None:
+    legacy = PeerProcess([sys.executable, str(PEERS_DIR / "sdk_legacy_server.py")])
     with mis.connect_http(legacy.start().url, reconnect=False) as client:
         legacy.stop()
         with pytest.raises(mis.ClientError) as down:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import email.utils
 import logging
-import subprocess
 import threading
 import time
 from typing import Any, Iterator, Optional
@@ -24,7 +23,7 @@ from mcp_input_sync._protocol.retry import may_send_again, retry_after, tool_is_
 
 from .gateway import Gateway, Seen
 from .harness import PEERS_DIR
-from .http_peers import free_port, wait_listening
+from .http_peers import PeerProcess, free_port
 from .test_oauth_fastmcp import FASTMCP_PYTHON
 
 FASTMCP = [str(FASTMCP_PYTHON), str(PEERS_DIR / "fastmcp_server.py")]
@@ -71,37 +70,11 @@ def test_what_may_be_sent_again_after_it_may_have_reached_the_server() -> None:
 # ---------------------------------------------------------------------------- against FastMCP, behind a gateway
 
 
-class Upstream:
-    def __init__(self) -> None:
-        self.port = free_port()
-        self.process: Optional[subprocess.Popen[bytes]] = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/mcp"
-
-    def start(self) -> None:
-        self.process = subprocess.Popen(
-            [*FASTMCP, "--http", "--port", str(self.port)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
-        wait_listening(self.port, self.process, 30)
-
-    def stop(self) -> None:
-        if self.process is not None:
-            self.process.terminate()
-            try:
-                self.process.communicate(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.communicate(timeout=5)
-            self.process = None
-
-
 @pytest.fixture(scope="module")
-def upstream() -> Iterator[Upstream]:
+def upstream() -> Iterator[PeerProcess]:
     if not FASTMCP_PYTHON.exists():
         pytest.skip("run peers/setup.sh to install FastMCP (pinned)")
-    made = Upstream()
+    made = PeerProcess(FASTMCP)
     made.start()
     yield made
     made.stop()
@@ -122,7 +95,7 @@ class Script:
 
 
 @pytest.fixture
-def gateway(upstream: Upstream) -> Iterator[Any]:
+def gateway(upstream: PeerProcess) -> Iterator[Any]:
     made: list[Gateway] = []
 
     def make(verdict: Any) -> Gateway:
@@ -183,7 +156,7 @@ def test_the_last_attempt_fails_and_retry_false_sends_once(gateway: Any) -> None
 
 @needs_fastmcp
 def test_a_tool_that_may_have_run_is_sent_again_only_when_safe(gateway: Any) -> None:
-    bad = (502, {})
+    bad: tuple[int, dict[str, str]] = (502, {})
     gate = gateway(Script("echo", bad))
     with mis.connect_http(gate.url) as client:
         with pytest.raises(mis.ClientError) as caught:
@@ -205,7 +178,7 @@ def test_a_tool_that_may_have_run_is_sent_again_only_when_safe(gateway: Any) -> 
 
 @needs_fastmcp
 def test_a_list_is_sent_again_after_a_502(gateway: Any) -> None:
-    replies = [(502, {})]
+    replies: list[tuple[int, dict[str, str]]] = [(502, {})]
 
     def verdict(seen: Seen) -> Optional[tuple[int, dict[str, str]]]:
         return replies.pop() if seen.method == "tools/list" and replies else None
@@ -227,7 +200,7 @@ def test_a_connection_that_could_not_be_made_is_tried_again(caplog: pytest.LogCa
 
 
 @needs_fastmcp
-def test_a_lost_session_is_found_again_through_a_busy_gateway(gateway: Any, upstream: Upstream) -> None:
+def test_a_lost_session_is_found_again_through_a_busy_gateway(gateway: Any, upstream: PeerProcess) -> None:
     """The server restarts behind the gateway (its session lost: 404), and the new initialize meets a 503 first."""
     busy = [(503, {"Retry-After": "0"})]
 

@@ -234,3 +234,23 @@ def why_unreachable(exc: BaseException) -> str:
         inner = nested
     text = _POOL_NAME.sub("", str(inner)).strip() or type(inner).__name__
     return text[:300]
+
+
+class Stream:
+    """One open response the HTTP transport reads (a POST's answer, an event stream, the GET stream)."""
+
+    __slots__ = ("response", "request_id", "closed")
+
+    def __init__(self, response: "requests.Response", request_id: Any) -> None:
+        self.response = response
+        self.request_id = request_id
+        self.closed = False
+
+    def abort(self) -> None:
+        """Close the stream now, waking a reader blocked in a read."""
+        self.closed = True
+        shut_response(self.response)
+        try:
+            self.response.close()
+        except Exception:  # noqa: BLE001 - closing a broken response may raise anything
+            pass

@@ -79,6 +79,8 @@ from .base import (
 if TYPE_CHECKING:
     import requests
 
+    from ._abortable import Stream
+
 log = logging.getLogger("mcp_input_sync")
 
 ACCEPT = "application/json, text/event-stream"
@@ -94,28 +96,6 @@ Auth = Callable[["requests.PreparedRequest"], "requests.PreparedRequest"]
 MAX_AUTH_ATTEMPTS = 3
 #: The thread pools of a transport take every request and stream: their count is the callers' business.
 _UNBOUNDED = 1 << 30
-
-
-class _Stream:
-    """One open SSE response (a POST's or the GET stream)."""
-
-    __slots__ = ("response", "request_id", "closed")
-
-    def __init__(self, response: "requests.Response", request_id: Any) -> None:
-        self.response = response
-        self.request_id = request_id
-        self.closed = False
-
-    def abort(self) -> None:
-        """Close the stream now, waking a reader blocked in a read."""
-        self.closed = True
-        from ._abortable import shut_response
-
-        shut_response(self.response)
-        try:
-            self.response.close()
-        except Exception:  # noqa: BLE001 - closing a broken response may raise anything
-            pass
 
 
 class HttpTransport(Transport):
@@ -207,7 +187,7 @@ class HttpTransport(Transport):
         self.protocol_version: Optional[str] = None
         #: True once the handshake decided the 2026-07-28 era.
         self._modern = False
-        self._streams: dict[int, _Stream] = {}
+        self._streams: dict[int, Stream] = {}
         #: The requests being posted: (abort handle, request id) by key (see :meth:`send`).
         self._posts: dict[int, tuple[Any, Optional[RequestId]]] = {}
         #: Requests the client gave up on (:meth:`cancel_request`) whose POST is still out: a
@@ -225,7 +205,7 @@ class HttpTransport(Transport):
         #: The handshake's ``initialize``, sent again when the server forgets the session.
         self._initialize: Optional[tuple[bytes, Outgoing]] = None
         self._initialized_sent = False
-        self._get_stream: Optional[_Stream] = None
+        self._get_stream: Optional[Stream] = None
         #: Largest JSON body or SSE event data, and longest SSE line, in bytes.
         self.max_message = DEFAULT_LIMITS["message_bytes"]
         self.max_sse_line = DEFAULT_LIMITS["sse_line_bytes"]
@@ -527,7 +507,9 @@ class HttpTransport(Transport):
         if kind == "text/event-stream":
             self._read_stream(response, request_id, handle=handle)
             return
-        reading = _Stream(response, request_id)
+        from ._abortable import Stream
+
+        reading = Stream(response, request_id)
         key = next(self._stream_ids)
         with self._lock:
             if self._closing:
@@ -573,13 +555,15 @@ class HttpTransport(Transport):
     # ------------------------------------------------------------------ SSE
 
     def _read_stream(
-        self, response: "requests.Response", request_id: Any, resumed: int = 0, handle: Any = None, previous: Optional[_Stream] = None
+        self, response: "requests.Response", request_id: Any, resumed: int = 0, handle: Any = None, previous: Optional[Stream] = None
     ) -> None:
         """Read an event stream on a reader thread; ``previous``: the stream this one resumes."""
         if handle is not None and not handle.release():  # the stream is its reader's from here on
             response.close()  # cut at its deadline already: the caller raises its own timeout
             return
-        stream = _Stream(response, request_id)
+        from ._abortable import Stream
+
+        stream = Stream(response, request_id)
         key = next(self._stream_ids)
         with self._lock:
             # a POST that raced close(): no new reader; nor for a request the client gave up on
@@ -590,7 +574,7 @@ class HttpTransport(Transport):
             self._streams[key] = stream
             self._readers.start(lambda: self._pump(stream, key, resumed), "SSE")
 
-    def _pump(self, stream: _Stream, key: int, resumed: int) -> None:
+    def _pump(self, stream: Stream, key: int, resumed: int) -> None:
         decoder = SSEDecoder(emit_empty=False, max_line=self.max_sse_line, max_event=self.max_message)
         answered = False
         error: Optional[BaseException] = None
@@ -636,7 +620,7 @@ class HttpTransport(Transport):
             with self._lock:
                 self._streams.pop(key, None)
 
-    def _ended(self, stream: _Stream, decoder: SSEDecoder, error: Optional[BaseException], answered: bool, resumed: int) -> None:
+    def _ended(self, stream: Stream, decoder: SSEDecoder, error: Optional[BaseException], answered: bool, resumed: int) -> None:
         """A stream ended: the request is answered, given up, resumed (2025-11-25), or lost."""
         if stream.closed or self._closing or answered:
             return
@@ -652,7 +636,7 @@ class HttpTransport(Transport):
                 return
         self._lost(stream.request_id, error or TransportClosed("the response stream ended before the response"))
 
-    def _resume(self, previous: _Stream, last_event_id: str, attempt: int) -> bool:
+    def _resume(self, previous: Stream, last_event_id: str, attempt: int) -> bool:
         import requests
         from urllib3.exceptions import HTTPError
 

@@ -27,6 +27,7 @@ from ._protocol.modern import PendingCall
 from ._version import __version__
 import typing as _typing
 
+from .cache import Cache, MemoryCache, RedisCache
 from .client import Client, ClientState, Subscription, connect_http, connect_stdio
 from .errors import ClientError, InputRefused
 from .handler import InputContext, InputHandler
@@ -56,6 +57,7 @@ def __getattr__(name: str) -> _typing.Any:
     return value
 
 __all__ = [
+    "Cache",
     "Client",
     "ClientError",
     "ClientPool",
@@ -67,8 +69,10 @@ __all__ = [
     "InputContext",
     "InputHandler",
     "InputRefused",
+    "MemoryCache",
     "PendingCall",
     "Reconnect",
+    "RedisCache",
     "Retry",
     "ServerConfig",
     "ServerGroup",

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import enum
 import threading
+from functools import partial
 from typing import Any, Callable, Literal, Mapping, Optional, Protocol, Union, overload
 
+from ._cache import CacheMode, ResponseCache, mode_for
 from ._calls import CallSpec, ProgressCallback
 from ._protocol.deadlines import CallClock
 from ._protocol.jsonrpc import JsonDict
@@ -40,13 +42,16 @@ Seconds = Union[float, _Unset]
 class CallsAPI:
     """The three calls a server's tools, resources and prompts answer."""
 
-    #: Supplied by the client: ``_call(method, params, timeout, max_total_timeout, assigns,
-    #: progress, cancel, defer_input, wait, reset_timeout_on_progress)`` runs one call through the era's engine.
+    #: Supplied by the client: ``_call(method, params, timeout, max_total_timeout, assigns, progress, cancel,
+    #: defer_input, wait, reset_timeout_on_progress, idempotent, keep)`` runs one call through the era's engine;
+    #: ``keep(result, direct)``, when given, hears how the call ended (the response cache).
     _call: Callable[
         [str, JsonDict, Seconds, Seconds, Optional[Mapping[str, Any]], Optional[ProgressCallback], Optional[threading.Event], bool, bool,
-         Optional[bool], bool],
+         Optional[bool], bool, Optional[Callable[[Any, bool], None]]],
         Union[JsonDict, PendingCall],
     ]
+    #: Supplied by the client: the kept listings and reads (the ``cache`` option; None: off).
+    _cache: Optional[ResponseCache]
     #: Supplied by the client: ``_check_output(tool, result, timeout)`` checks ``structuredContent``
     #: against the tool's ``outputSchema`` and returns the result.
     _check_output: Callable[[str, JsonDict, Seconds], JsonDict]
@@ -133,7 +138,7 @@ class CallsAPI:
             raise TypeError("idempotent must be a bool or None")
         safe = self._repeatable(name) if idempotent is None else idempotent
         result = self._call(
-            "tools/call", _meta(params, meta), timeout, max_total_timeout, assigns, progress, cancel, defer_input, wait, reset_timeout_on_progress, safe
+            "tools/call", _meta(params, meta), timeout, max_total_timeout, assigns, progress, cancel, defer_input, wait, reset_timeout_on_progress, safe, None
         )
         return self._check_output(name, result, timeout) if isinstance(result, dict) else result
 
@@ -142,7 +147,7 @@ class CallsAPI:
         self, uri: str, *, timeout: Seconds = ..., max_total_timeout: Seconds = ...,
         assigns: Optional[Mapping[str, Any]] = ..., progress: Optional[ProgressCallback] = ...,
         reset_timeout_on_progress: Optional[bool] = ..., cancel: Optional[threading.Event] = ..., meta: Optional[Mapping[str, Any]] = ...,
-        defer_input: Literal[False] = ...,
+        defer_input: Literal[False] = ..., cache_mode: CacheMode = ...,
     ) -> JsonDict: ...
 
     @overload
@@ -150,7 +155,7 @@ class CallsAPI:
         self, uri: str, *, timeout: Seconds = ..., max_total_timeout: Seconds = ...,
         assigns: Optional[Mapping[str, Any]] = ..., progress: Optional[ProgressCallback] = ...,
         reset_timeout_on_progress: Optional[bool] = ..., cancel: Optional[threading.Event] = ..., meta: Optional[Mapping[str, Any]] = ...,
-        defer_input: bool,
+        defer_input: bool, cache_mode: CacheMode = ...,
     ) -> Union[JsonDict, PendingCall]: ...
 
     def read_resource(
@@ -165,9 +170,27 @@ class CallsAPI:
         cancel: Optional[threading.Event] = None,
         meta: Optional[Mapping[str, Any]] = None,
         defer_input: bool = False,
+        cache_mode: CacheMode = "use",
     ) -> Union[JsonDict, PendingCall]:
-        """Read a resource and return its ``ReadResourceResult``; see :meth:`call_tool`."""
-        return self._call("resources/read", _meta({"uri": uri}, meta), timeout, max_total_timeout, assigns, progress, cancel, defer_input, True, reset_timeout_on_progress, False)
+        """Read a resource and return its ``ReadResourceResult``; see :meth:`call_tool`.
+
+        A result the server said may be kept (``ttlMs``, 2026-07-28) is served
+        again within that time (docs/caching.md). ``cache_mode``: ``"use"``
+        (the default) serves and keeps, ``"refresh"`` asks the server and
+        keeps, ``"bypass"`` neither reads nor writes the cache. A result
+        reached through a round of input is never kept.
+        """
+        params = _meta({"uri": uri}, meta)
+        cache, mode = self._cache, mode_for(cache_mode, meta)
+        keep: Optional[Callable[[Any, bool], None]] = None
+        if cache is not None and mode != "bypass":
+            self._ensure_open()  # a closed client raises, whatever is kept
+            if mode == "use":
+                hit = cache.get("resources/read", uri)
+                if isinstance(hit, dict):
+                    return hit
+            keep = partial(cache.keep, "resources/read", uri, cache.mark(), mode == "refresh")
+        return self._call("resources/read", params, timeout, max_total_timeout, assigns, progress, cancel, defer_input, True, reset_timeout_on_progress, False, keep)
 
     @overload
     def get_prompt(
@@ -205,7 +228,7 @@ class CallsAPI:
         params: JsonDict = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
-        return self._call("prompts/get", _meta(params, meta), timeout, max_total_timeout, assigns, progress, cancel, defer_input, True, reset_timeout_on_progress, False)
+        return self._call("prompts/get", _meta(params, meta), timeout, max_total_timeout, assigns, progress, cancel, defer_input, True, reset_timeout_on_progress, False, None)
 
 
     def resume(

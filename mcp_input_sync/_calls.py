@@ -35,10 +35,11 @@ class CallSpec:
     returns a :class:`~mcp_input_sync._protocol.modern.PendingCall` at the
     first round of input; ``wait`` follows a task to its result;
     ``idempotent``: a ``tools/call`` safe to send twice after a failure that
-    may have reached the server (docs/http.md#reconnect-and-retry).
+    may have reached the server (docs/http.md#reconnect-and-retry);
+    ``direct`` (set by the engine) says the result came in one answer.
     """
 
-    __slots__ = ("clock", "assigns", "progress", "cancel", "defer_input", "wait", "idempotent")
+    __slots__ = ("clock", "assigns", "progress", "cancel", "defer_input", "wait", "idempotent", "direct")
 
     def __init__(
         self,
@@ -57,6 +58,8 @@ class CallSpec:
         self.defer_input = defer_input
         self.wait = wait
         self.idempotent = idempotent
+        #: Set by the engine: the result came in one answer (no round of input, no task), so it may be cached.
+        self.direct = True
 
 
 class Latch:

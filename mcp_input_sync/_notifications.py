@@ -17,6 +17,7 @@ from . import _clock, reflect
 from ._calls import CallTable
 from ._era import ClientEra
 from ._protocol.budget import TokenBucket
+from ._protocol.caching import STALE_NOTICES
 from ._protocol.jsonrpc import JsonDict
 from ._runtime.notify import NotificationPump
 from ._stats import Stats
@@ -97,6 +98,9 @@ class NotificationRouter:
         self._log_level = log_level
         #: The level chosen by ``client.set_log_level`` (None: ``log_level``, when logs are wanted).
         self._chosen_level: Optional[str] = None
+        #: ``stale(method, params)``: the response cache drops what a list_changed or
+        #: resources/updated notification makes stale, before anyone hears of it (None: no cache).
+        self.stale: Optional[Callable[[str, JsonDict], None]] = None
         #: Moves whenever :meth:`log_level` may answer otherwise (a level chosen, a subscriber
         #: added or removed): a 2026-07-28 call asks for the level again only then. Under ``_lock``.
         self.level_version = 0
@@ -159,6 +163,9 @@ class NotificationRouter:
                 return
             self._post(self._deliver_log, params)
         else:
+            stale = self.stale
+            if stale is not None and method in STALE_NOTICES:
+                stale(method, params)
             self._post(self._deliver, method, params)
 
     def _post(self, job: Callable[..., None], *args: Any) -> None:

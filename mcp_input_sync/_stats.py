@@ -7,7 +7,7 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 #: The plain counters, by name (``refused`` is a nested mapping beside them).
-COUNTERS = ("served", "timed_out", "notifications_dropped", "logs_dropped", "logs_delivered", "stuck_callbacks", "malformed")
+COUNTERS = ("served", "timed_out", "notifications_dropped", "logs_dropped", "logs_delivered", "stuck_callbacks", "malformed", "cache_hits")
 
 
 class Stats:

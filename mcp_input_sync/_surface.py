@@ -14,6 +14,7 @@ import threading
 from typing import Any, Callable, Mapping, Optional
 
 from ._api import _UNSET, Seconds
+from ._cache import CacheMode, ResponseCache, mode_for
 from ._calls import ProgressCallback
 from ._notifications import NotificationRouter
 from ._output import OutputSchemas
@@ -47,6 +48,8 @@ class SurfaceAPI:
     _ensure_open: Callable[[], Any]
     #: ``_clock_for(timeout, max_total_timeout)``: a call's deadlines.
     _clock_for: Callable[[Seconds, Seconds], CallClock]
+    #: The kept listings and reads (the ``cache`` option; None: off).
+    _cache: Optional[ResponseCache]
 
     # ------------------------------------------------------------------ completion and logs
 
@@ -184,29 +187,40 @@ class SurfaceAPI:
 
     # ------------------------------------------------------------------ listings
 
-    def list_tools(self, *, timeout: Seconds = _UNSET, meta: Optional[Mapping[str, Any]] = None) -> list[JsonDict]:
+    def list_tools(
+        self, *, timeout: Seconds = _UNSET, meta: Optional[Mapping[str, Any]] = None, cache_mode: CacheMode = "use"
+    ) -> list[JsonDict]:
         """Every tool the server offers, following ``nextCursor`` across pages.
 
         Over 2026-07-28 HTTP a tool whose ``x-mcp-header`` annotations are
         invalid is left out. Each tool's ``outputSchema`` is kept to check
-        its results (``validate_output``).
+        its results (``validate_output``). A listing the server said may be
+        kept (``ttlMs``) is served again within that time; ``cache_mode``:
+        ``"use"`` (the default), ``"refresh"`` (ask the server, keep the
+        answer) or ``"bypass"`` (docs/caching.md).
         """
         engine = self._ensure_open()
-        tools: list[JsonDict] = engine.note_tools(self._list("tools/list", timeout, meta))
+        tools: list[JsonDict] = engine.note_tools(self._listing("tools/list", timeout, meta, cache_mode))
         self._outputs().note(tools)
         return tools
 
-    def list_resources(self, *, timeout: Seconds = _UNSET, meta: Optional[Mapping[str, Any]] = None) -> list[JsonDict]:
-        """Every resource the server offers, following ``nextCursor``."""
-        return self._list("resources/list", timeout, meta)
+    def list_resources(
+        self, *, timeout: Seconds = _UNSET, meta: Optional[Mapping[str, Any]] = None, cache_mode: CacheMode = "use"
+    ) -> list[JsonDict]:
+        """Every resource the server offers, following ``nextCursor``; ``cache_mode`` as :meth:`list_tools`."""
+        return self._listing("resources/list", timeout, meta, cache_mode)
 
-    def list_resource_templates(self, *, timeout: Seconds = _UNSET, meta: Optional[Mapping[str, Any]] = None) -> list[JsonDict]:
-        """Every resource template the server offers, following ``nextCursor``."""
-        return self._list("resources/templates/list", timeout, meta)
+    def list_resource_templates(
+        self, *, timeout: Seconds = _UNSET, meta: Optional[Mapping[str, Any]] = None, cache_mode: CacheMode = "use"
+    ) -> list[JsonDict]:
+        """Every resource template the server offers, following ``nextCursor``; ``cache_mode`` as :meth:`list_tools`."""
+        return self._listing("resources/templates/list", timeout, meta, cache_mode)
 
-    def list_prompts(self, *, timeout: Seconds = _UNSET, meta: Optional[Mapping[str, Any]] = None) -> list[JsonDict]:
-        """Every prompt the server offers, following ``nextCursor``."""
-        return self._list("prompts/list", timeout, meta)
+    def list_prompts(
+        self, *, timeout: Seconds = _UNSET, meta: Optional[Mapping[str, Any]] = None, cache_mode: CacheMode = "use"
+    ) -> list[JsonDict]:
+        """Every prompt the server offers, following ``nextCursor``; ``cache_mode`` as :meth:`list_tools`."""
+        return self._listing("prompts/list", timeout, meta, cache_mode)
 
     def list_tools_page(
         self, cursor: Optional[str] = None, *, timeout: Seconds = _UNSET, meta: Optional[Mapping[str, Any]] = None
@@ -240,13 +254,32 @@ class SurfaceAPI:
         """One page of ``prompts/list``; see :meth:`list_tools_page`."""
         return self._page("prompts/list", cursor, timeout, meta)
 
-    def _list(self, method: str, timeout: Seconds, meta: Optional[Mapping[str, Any]], key: Optional[str] = None) -> list[JsonDict]:
+    def _listing(self, method: str, timeout: Seconds, meta: Optional[Mapping[str, Any]], cache_mode: CacheMode) -> list[JsonDict]:
+        """A whole listing, through the cache: served when kept and fresh, kept when its pages allow."""
+        cache, mode = self._cache, mode_for(cache_mode, meta)
+        if cache is None or mode == "bypass":
+            return self._list(method, timeout, meta)
+        self._ensure_open()  # a closed client raises, whatever is kept
+        if mode == "use":
+            hit = cache.get(method)
+            if isinstance(hit, list):
+                return hit
+        mark, pages = cache.mark(), []  # type: int, list[JsonDict]
+        items = self._list(method, timeout, meta, pages=pages)
+        cache.put(method, "", pages, items, mark, mode == "refresh")
+        return items
+
+    def _list(
+        self, method: str, timeout: Seconds, meta: Optional[Mapping[str, Any]], key: Optional[str] = None, pages: Optional[list[JsonDict]] = None
+    ) -> list[JsonDict]:
         engine = self._ensure_open()
         extra = with_user_meta(None, meta)
 
         def fetch(page_method: str, params: Optional[JsonDict]) -> JsonDict:
             sent = with_user_meta(params, None if extra is None else extra.get("_meta"))
             page: JsonDict = engine.request(page_method, sent, is_call=False, clock=self._clock_for(timeout, _UNSET))
+            if pages is not None:
+                pages.append(page)
             return page
 
         return collect_pages(fetch, method, _LISTINGS[method] if key is None else key, self._opts.limits["listing_bytes"])

@@ -40,10 +40,11 @@ import logging
 import os
 import threading
 from functools import partial
-from typing import Any, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 from . import _assembly, _clock
 from ._api import _UNSET, CallsAPI, Seconds
+from ._cache import ResponseCache
 from ._calls import CallSpec, ProgressCallback
 from ._engines.base import EraEngine
 from ._engines.legacy import LegacyEngine
@@ -134,6 +135,11 @@ class Client(CallsAPI, SurfaceAPI):
         self._stopped = 0
         self._core = core = self._new_core(None)
         self._stats, self._router, self._pump = core.stats, core.router, core.pump
+        #: The kept listings and reads (the ``cache`` option; None: off), carried over reconnects.
+        self._cache = None if opts.cache is None else ResponseCache(
+            opts.cache, self._cache_identity, lambda: self.protocol_version, lambda: self.era == "modern", core.stats
+        )
+        self._router.stale = None if self._cache is None else self._cache.stale
         self._pool: Optional[HandlerPool] = None
         self._watchdog: Optional[Watchdog] = None
         self._desk: Optional[InputDesk] = None
@@ -159,6 +165,9 @@ class Client(CallsAPI, SurfaceAPI):
         #: The requests in flight (the session's call table).
         self._calls = core.session.calls
         return core
+
+    def _cache_identity(self) -> tuple[str, str]:
+        return self._transport.cache_identity()
 
     @property
     def server_extensions(self) -> dict[str, JsonDict]:
@@ -353,6 +362,8 @@ class Client(CallsAPI, SurfaceAPI):
                 "transport", f"could not connect to server {self.server_id} again in {policy.attempts} attempts; the last: {last}",
                 data=last.data, check=last.check,
             )
+        if self._cache is not None:
+            self._cache.forget_listings()  # a restarted server may offer other tools: list afresh
         engine = self._engine
         assert engine is not None
         for uri in list(self._resources):
@@ -424,10 +435,14 @@ class Client(CallsAPI, SurfaceAPI):
         wait: bool,
         reset_timeout_on_progress: Optional[bool] = None,
         idempotent: bool = False,
+        keep: Optional[Callable[[Any, bool], None]] = None,
     ) -> Union[JsonDict, PendingCall]:
         engine = self._ensure_open()
         spec = CallSpec(self._clock_for(timeout, max_total_timeout, reset_timeout_on_progress), assigns, progress, cancel, defer_input, wait, idempotent)
-        return engine.call(method, params, spec)
+        result = engine.call(method, params, spec)
+        if keep is not None:
+            keep(result, spec.direct)
+        return result
 
     def _clock_for(self, timeout: Seconds, max_total_timeout: Seconds, reset_timeout_on_progress: Optional[bool] = None) -> CallClock:
         wait_s = self._opts.timeout if timeout is _UNSET else seconds("timeout", timeout)
@@ -518,7 +533,7 @@ class Client(CallsAPI, SurfaceAPI):
     @property
     def stats(self) -> Mapping[str, Any]:
         """Counters: ``served``, ``refused`` (kind -> check -> count), ``timed_out``,
-        ``notifications_dropped``, ``logs_dropped``, ``logs_delivered``, ``stuck_callbacks``."""
+        ``notifications_dropped``, ``logs_dropped``, ``logs_delivered``, ``stuck_callbacks``, ``cache_hits`` (docs/caching.md)."""
         return self._stats.snapshot()
 
     @property

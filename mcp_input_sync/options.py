@@ -19,6 +19,7 @@ from ._protocol.deadlines import CallClock
 from ._protocol.jsonrpc import USER_REJECTED
 from ._protocol.limits import DEFAULT_LIMITS
 from ._protocol.retry import Retry
+from .cache import Cache, CacheStore
 
 __all__ = ["Options", "Reconnect", "Retry", "reconnect_policy", "seconds"]
 from .handler import InputHandler
@@ -63,6 +64,7 @@ _NAMES = frozenset(
         "validate_output",
         "reconnect",
         "retry",
+        "cache",
     }
 )
 
@@ -173,6 +175,7 @@ _DEFAULTS: Mapping[str, Any] = MappingProxyType(
         "validate_output": True,
         "reconnect": None,
         "retry": Retry(),
+        "cache": Cache(),
     }
 )
 
@@ -205,6 +208,8 @@ class Options:
     reconnect: "Optional[Reconnect | bool]"
     #: What HTTP sends again after a failure (None: nothing; ``retry=True`` is ``Retry()``, the default).
     retry: Optional[Retry]
+    #: Listings and reads kept (None: none; ``cache=True`` is ``Cache()``, the default).
+    cache: Optional[Cache]
 
     def __init__(self, **values: Any) -> None:
         unknown = set(values) - _NAMES
@@ -286,6 +291,8 @@ class Options:
             o["reconnect"] = _reconnect(o["reconnect"])
         if "retry" in o:
             o["retry"] = _retry(o["retry"])
+        if "cache" in o:
+            o["cache"] = _cache(o["cache"])
         if "extensions" in o:
             o["extensions"] = _extensions(o["extensions"])
         if "limits" in o:
@@ -338,6 +345,18 @@ def _retry(value: Any) -> Optional[Retry]:
     if isinstance(value, Retry):
         return value
     raise TypeError("retry must be True, False or a Retry(...)")
+
+
+def _cache(value: Any) -> Optional[Cache]:
+    if value is True:
+        return Cache()
+    if value is False or value is None:
+        return None
+    if isinstance(value, Cache):
+        return value
+    if isinstance(value, CacheStore):
+        return Cache(value)
+    raise TypeError("cache must be True, False, a store with get, set and delete, or a Cache(...)")
 
 
 def reconnect_policy(value: "Optional[Reconnect | bool]", by_default: bool) -> Optional[Reconnect]:

@@ -223,6 +223,7 @@ class ModernEngine:
             driver = RoundDriver(method, params, tasks=opts.tasks, max_rounds=opts.max_rounds, defer=spec.defer_input, wait=spec.wait)
             result = self._first(method, params, spec)
         else:
+            spec.direct = False  # a resumed call
             driver = RoundDriver(
                 method, params, tasks=opts.tasks, max_rounds=opts.max_rounds, defer=spec.defer_input, wait=spec.wait,
                 rounds=pending.rounds, declined=frozenset(pending.declined),
@@ -238,6 +239,7 @@ class ModernEngine:
                     raise ClientError(refused.kind, refused.message, data=refused.data, check=refused.check) from None
                 if step is DONE:
                     return result
+                spec.direct = False  # a round, a wait or a task: not one answer to keep (docs/caching.md)
                 if step is FOLLOW:
                     assert driver.task_id is not None
                     return self.await_task(driver.task_id, spec)

@@ -387,6 +387,17 @@ class OAuth:
     def _key(self, server_url: str) -> str:
         return record_key(server_url, self.account)
 
+    def cache_principal(self, server_url: str) -> Optional[str]:
+        """Whom this provider's tokens for ``server_url`` speak for, as a shared response cache keys it.
+
+        The ``account`` and the client's id name one user across workers;
+        without an account (the process's own logins) nothing names the user
+        beyond this object, and None keeps its cached results to the client.
+        """
+        if not self.account:
+            return None
+        return "\n".join(("oauth", self.account, self.settings.client_id or "", record_key(server_url, self.account)))
+
     def _load(self, server_url: str) -> Optional[dict[str, Any]]:
         record = self.store.load(self._key(server_url))
         old = legacy_record_key(server_url, self.account) if record is None else None

@@ -7,9 +7,11 @@ protocols.
 
 from __future__ import annotations
 
-from typing import Mapping, Optional, Protocol, runtime_checkable
+import json
+from typing import Any, Mapping, Optional, Protocol, runtime_checkable
+from urllib.parse import urlsplit, urlunsplit
 
-__all__ = ["BearerProvider", "DPoPProvider", "add_authorization", "is_bearer_provider"]
+__all__ = ["BearerProvider", "DPoPProvider", "add_authorization", "cache_identity", "is_bearer_provider"]
 
 
 @runtime_checkable
@@ -54,3 +56,26 @@ def add_authorization(headers: dict[str, str], provider: BearerProvider, url: st
         proof = provider.dpop_proof(url, method, value, target)
         if proof is not None:
             headers["DPoP"] = proof
+
+
+def cache_identity(url: str, settings: Mapping[str, Any], bearer: Optional[BearerProvider], nonce: str) -> tuple[str, str]:
+    """An HTTP transport's server and authorization context, for a shared response cache.
+
+    The server is the URL without its user name and password, which join the
+    context with the static headers, the client certificate and the OAuth
+    provider's account (``cache_principal(url)``). A ``requests`` auth, a
+    provider without an account or a session of the caller's cannot be told
+    apart from another user's: ``nonce`` (the transport's own) then keeps its
+    results to itself.
+    """
+    parts = urlsplit(url)
+    server = urlunsplit((parts.scheme, parts.hostname or "", parts.path, parts.query, "")) + f"|{parts.port or ''}"
+    who: list[Any] = [parts.username, parts.password, sorted((str(k).lower(), str(v)) for k, v in (settings.get("headers") or {}).items())]
+    who.append(repr(settings.get("cert")))
+    if bearer is not None:
+        principal = getattr(bearer, "cache_principal", None)
+        named = principal(url) if callable(principal) else None
+        who.append(named if isinstance(named, str) else nonce)
+    if (settings.get("auth") is not None and bearer is None) or settings.get("session") is not None:
+        who.append(nonce)
+    return server, json.dumps(who, ensure_ascii=True)

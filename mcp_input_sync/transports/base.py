@@ -54,7 +54,8 @@ what the transport does differently:
   ``ties_by_stream``, ``slow_answers``, ``mirrors_tool_headers``,
   ``needs_deadlines``;
 - methods: ``configure``, ``set_protocol``, ``cancel_request``,
-  ``last_words``, ``fresh`` (a new transport to the same server, for the
+  ``last_words``, ``cache_identity`` (who a shared response cache files
+  results under), ``fresh`` (a new transport to the same server, for the
   ``reconnect`` option; ``reconnects_by_default`` says whether the option
   is on when left unset);
 - capabilities, each a property that is None here and, where the
@@ -80,6 +81,7 @@ client's ``limits``, passed to ``on_lost``. A message over
 # No ``from __future__ import annotations`` in this module: with it, each NamedTuple
 # below would compile its string annotations at import, some 200 KB for every client.
 import abc
+import os
 import threading
 from typing import Any, Callable, Mapping, NamedTuple, Optional, Protocol
 
@@ -389,6 +391,18 @@ class Transport(abc.ABC):
         started again with the same command, environment and folder), for a client reconnecting
         after its connection broke; None (the default): this transport cannot be made again."""
         return None
+
+    def cache_identity(self) -> tuple[str, str]:
+        """The server and the authorization context, as a shared response cache keys them (the ``cache`` option).
+
+        Two transports that return the same pair may share ``"private"``
+        results, so the second part must differ for every user. The default
+        is a name no other transport has: nothing is shared.
+        """
+        found: Optional[tuple[str, str]] = self.__dict__.get("_cache_identity")
+        if found is None:
+            found = self.__dict__.setdefault("_cache_identity", (f"{type(self).__name__}:{os.urandom(16).hex()}", ""))
+        return found
 
     def last_words(self) -> tuple[Optional[int], str]:
         """The server's exit status once it ended (else None) and its last lines of stderr, cleaned

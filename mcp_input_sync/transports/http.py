@@ -4,32 +4,26 @@ The wire rules are MCP 2025-11-25 basic/transports (legacy) and MCP
 2026-07-28 basic/transports/streamable-http (modern); what this transport
 does for the client is docs/http.md#what-the-transport-does.
 
-One ``requests.Session`` per client (TLS verification on by default) keeps
-``pool_size`` connections for reuse and never makes a thread wait for one
-(``_send.pooled_session``). Every outgoing message is one POST with both
-Accept types. A POST's answer is either 202 (nothing), one JSON message, or
-an SSE stream read on a named thread (``mcp-input-sync-sse-<n>``); every message read is
-handed to the client together with the id of the request whose POST stream
-carried it, so server requests are tied to that call. Messages are thus
-delivered from several threads at once (each POST's, each SSE stream's and
-the GET stream's), in order within one stream. The transport keeps the
-session (``Mcp-Session-Id``) and the version the handshake told it
-(:meth:`HttpTransport.set_protocol`), opens the legacy GET stream for
-messages tied to no call, re-initialises a session the server forgot (404)
-once, resumes a 2025-11-25 stream after a graceful close (GET with
-``Last-Event-ID`` after ``retry:``), and sends the modern headers
-(``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``, ``Mcp-Param-*``).
-Every header comes from the :class:`Outgoing` the client sends with the
-message: the transport never decodes what it sends. ``requests`` errors (and
-the ``urllib3`` ones it lets through: ``LocationParseError`` for a host such
-as ``a..b``) are mapped at one place, ``_post``, to :class:`TransportClosed`
-(or :class:`TransportAuthError` for 401 and 403).
-Every request (POST, GET, DELETE) goes through ``_send.Endpoint.request``,
-which follows a redirect only when it is a 307 or 308 within the server's
-origin, so the caller's headers and a request's body never reach another
-origin (``_send.RedirectRefused``); the request sent again carries headers
-made anew (a DPoP proof of its own). A request the client gives up on has
-its response stream closed, in either era (:meth:`HttpTransport.cancel_request`).
+One ``requests.Session`` per client (TLS verification on by default) keeps ``pool_size`` connections for
+reuse and never makes a thread wait for one (``_send.pooled_session``). Every outgoing message is one
+POST with both Accept types. A POST's answer is either 202 (nothing), one JSON message, or an SSE stream
+read on a named thread (``mcp-input-sync-sse-<n>``); every message read is handed to the client together
+with the id of the request whose POST stream carried it, so server requests are tied to that call.
+Messages are thus delivered from several threads at once (each POST's, each SSE stream's and the GET
+stream's), in order within one stream. The transport keeps the session (``Mcp-Session-Id``) and the
+version the handshake told it (:meth:`HttpTransport.set_protocol`), opens the legacy GET stream for
+messages tied to no call, re-initialises a session the server forgot (404) once, resumes a 2025-11-25
+stream after a graceful close (GET with ``Last-Event-ID`` after ``retry:``), and sends the modern
+headers (``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``, ``Mcp-Param-*``). Every header comes
+from the :class:`Outgoing` the client sends with the message: the transport never decodes what it sends.
+``requests`` errors (and the ``urllib3`` ones it lets through: ``LocationParseError`` for a host such as
+``a..b``) are mapped at one place, ``_post``, to :class:`TransportClosed` (or
+:class:`TransportAuthError` for 401 and 403). Every request (POST, GET, DELETE) goes through
+``_send.Endpoint.request``, which follows a redirect only when it is a 307 or 308 within the server's
+origin, so the caller's headers and a request's body never reach another origin
+(``_send.RedirectRefused``); the request sent again carries headers made anew (a DPoP proof of its own).
+A request the client gives up on has its response stream closed, in either era
+(:meth:`HttpTransport.cancel_request`).
 
 ``requests`` is imported only when an HTTP transport is built.
 """
@@ -57,7 +51,7 @@ from .._protocol.sse import SSEDecoder, SSEEventTooLarge, SSELimitError
 from .._protocol.urls import origin_of
 from .._runtime import RealBudget
 from .._runtime.workers import HandlerPool
-from ._providers import BearerProvider, add_authorization, is_bearer_provider
+from ._providers import BearerProvider, add_authorization, cache_identity, is_bearer_provider
 from .base import (
     ANSWER,
     NEW_SESSION,
@@ -334,6 +328,10 @@ class HttpTransport(Transport):
     def fresh(self) -> "HttpTransport":
         """The same URL, headers, auth, TLS settings and pool, with no session yet (the ``reconnect`` option)."""
         return HttpTransport(self.url, **self._settings)
+
+    def cache_identity(self) -> tuple[str, str]:
+        """The URL, and what authorizes this client (headers, certificate, OAuth account), for a shared cache."""
+        return cache_identity(self.url, self._settings, self._bearer, super().cache_identity()[0])
 
     def set_protocol(self, era: str, version: str) -> None:
         """The handshake's decision: the version header to send, and whether streams are modern."""

@@ -18,6 +18,7 @@ which a frozen clock would stall).
 from __future__ import annotations
 
 import io
+import json
 import logging
 import os
 import select
@@ -94,6 +95,11 @@ class StdioTransport(Transport):
         again = StdioTransport(self.command, env=self.env, cwd=self.cwd, inherit_env=self.inherit_env)
         again.write_timeout = self.write_timeout
         return again
+
+    def cache_identity(self) -> tuple[str, str]:
+        """The command and folder, and the environment (what authorizes a stdio server), for a shared cache."""
+        env = server_environment(self.env, inherit_env=self.inherit_env)
+        return json.dumps([self.command, self.cwd]), json.dumps(sorted(env.items()))
 
     def __init__(
         self,

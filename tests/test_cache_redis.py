@@ -40,7 +40,7 @@ def test_a_private_result_in_redis_stays_with_its_user(redis_url: str) -> None: 
         with FakeServer(era="modern") as server:
             answer: dict[str, Any] = {
                 "resultType": "complete", "contents": [{"uri": "file:///a", "text": f"{user}'s"}], "ttlMs": 60_000, "cacheScope": "private"}
-            server.override("resources/read", lambda params, answer=answer: answer)
+            server.override("resources/read", lambda params, answer=answer: answer)  # type: ignore[misc]
             server.transport.cache_identity = lambda user=user: ("https://mcp.example/mcp", user)  # type: ignore[method-assign,misc]
             with server.client(cache=mis.Cache(RedisCache(client, prefix="private-test"))) as mcp:
                 texts.append(mcp.read_resource("file:///a")["contents"][0]["text"])

@@ -25,6 +25,8 @@ Options: ``input_rate_limit=(inf, 10**9)``, ``max_rounds=10**6``,
 handler answers with a ``size``-byte string. ``BENCH_PROFILE=PATH``: cProfile the work
 phase (the ``call_tool``) in the main thread plus every thread the library starts (whole
 thread lives: their share of connect and close is a handful of messages), merged into PATH.
+``BENCH_TELEMETRY``: ``off``, ``sdk`` (OpenTelemetry's SDK records every span and point), or unset
+(the default option, no provider: what most hosts run).
 
 Last stdout line: one JSON object ``{"ok", "count", "server", "work_wall", "work_cpu", ...}``.
 """
@@ -136,6 +138,39 @@ class ThreadProfiles:
             stats.dump_stats(path)
 
 
+class _Dropped:
+    """A span exporter that keeps nothing: what the SDK costs to record spans, not to ship them."""
+
+    def export(self, spans: Any) -> Any:
+        from opentelemetry.sdk.trace.export import SpanExportResult
+
+        return SpanExportResult.SUCCESS
+
+    def shutdown(self) -> None:
+        pass
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return True
+
+
+def telemetry_option(mode: str) -> dict[str, Any]:
+    """``BENCH_TELEMETRY``: ``off`` (``telemetry=False``), ``sdk`` (the OpenTelemetry SDK recording every span and the
+    duration histogram, spans batched to an exporter that drops them), or unset (the default: no provider, nothing imported)."""
+    if mode == "off":
+        return {"telemetry": False}
+    if mode != "sdk":
+        return {}
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    tracer_provider = TracerProvider()
+    tracer_provider.add_span_processor(BatchSpanProcessor(_Dropped()))  # type: ignore[arg-type]
+    meter_provider = MeterProvider(metric_readers=[InMemoryMetricReader()])
+    return {"telemetry": mis.Telemetry(tracer_provider=tracer_provider, meter_provider=meter_provider)}
+
+
 def main(argv: list[str]) -> int:
     scenario, n, concurrency, server_argv = argv[0], int(argv[1]), int(argv[2]), argv[3:]
     size = int(os.environ.get("BENCH_SIZE", "0"))
@@ -157,6 +192,7 @@ def main(argv: list[str]) -> int:
             input_rate_limit=(float("inf"), 10**9),
             max_rounds=10**6,
             max_server_requests=max_server_requests,
+            **telemetry_option(os.environ.get("BENCH_TELEMETRY", "")),
         )
         report["protocol"] = client.protocol_version
         t0, c0 = time.perf_counter(), cpu_now()

@@ -32,6 +32,7 @@ from .client import Client, ClientState, Subscription, connect_http, connect_std
 from .errors import ClientError, InputRefused
 from .handler import InputContext, InputHandler
 from .options import Reconnect, Retry
+from .telemetry import Telemetry
 
 if _typing.TYPE_CHECKING:
     from .config import ConfigError, HttpServer, ServerConfig, SseServer, StdioServer, load_config
@@ -79,6 +80,7 @@ __all__ = [
     "SseServer",
     "StdioServer",
     "Subscription",
+    "Telemetry",
     "__version__",
     "connect",
     "connect_all",

@@ -41,6 +41,7 @@ from ._runtime.relay import Relay
 from ._runtime.workers import HandlerPool
 from ._session import Session
 from ._stats import Stats
+from ._telemetry import Tracing
 from .errors import ClientError
 from .options import Options
 
@@ -81,6 +82,7 @@ def build_core(
     on_broken: Callable[[], Any],
     on_unreachable: Optional[Callable[[], Any]] = None,
     carried: Optional[Core] = None,
+    tracing: Optional[Tracing] = None,
 ) -> Core:
     """Step 1: the router before the session, which hands it every notification.
 
@@ -103,6 +105,7 @@ def build_core(
         port, stats=stats, server_id=server_id, default_assigns=opts.assigns, depth_limit=opts.limits["json_depth"],
         route=router.route, is_live=is_live, on_broken=on_broken, calls=calls, drain=pump.drain, on_unreachable=on_unreachable,
     )
+    session.tracing = tracing
     return Core(stats, era, pump, router, session)
 
 
@@ -123,14 +126,14 @@ def start_runtime(core: Core, port: Port, opts: Options, name: str, server_id: s
         sweep = DeadlineSweep(watchdog.watch)
         desk = InputDesk(
             handler=opts.handler, options=opts, stats=core.stats, client_name=name, server_id=server_id,
-            watchdog=watchdog, sweep=sweep, era=core.era,
+            watchdog=watchdog, sweep=sweep, era=core.era, tracing=core.session.tracing,
         )
         legacy = LegacyEngine(
             session=core.session, desk=desk, port=port, options=opts, router=core.router, pool=pool, watchdog=watchdog,
             sweep=sweep,
         )
         # told before start: HTTP aborts a request it posts on the caller's thread through the sweep
-        port.configure(server_id, opts.limits, core.session.on_lost, sweep.track, opts.retry)
+        port.configure(server_id, opts.limits, core.session.on_lost, sweep.track, opts.retry, core.session.on_retry)
     except BaseException:
         watchdog.stop(RealBudget(1.0))
         raise

@@ -122,6 +122,7 @@ class Call:
         "task_id",
         "waiter",
         "last_progress",
+        "traced",
     )
 
     def __init__(
@@ -154,6 +155,8 @@ class Call:
         self.waiter = 0
         #: The highest progress value the server reported for this request (a reset needs more).
         self.last_progress = float("-inf")
+        #: Its span (``_telemetry.Traced``: ``finish(error_type, response)`` ends it once), or None.
+        self.traced: Any = None
 
 
 #: How many abandoned calls a table names one by one; past it the connection ties nothing by being alone again.
@@ -240,12 +243,13 @@ class CallTable:
         with self.lock:
             return self._by_id.get(request_id)
 
-    def forget(self, call: Call, abandoned: bool = False) -> Optional[list["Inbound"]]:
+    def forget(self, call: Call, abandoned: bool = False, why: str = "cancelled") -> Optional[list["Inbound"]]:
         """Remove a request that ends without its response.
 
         ``abandoned``: the request went out and the server may still be at
         work on it (a timeout, a cancel, Ctrl-C): a call is remembered as
-        abandoned until its late answer arrives.
+        abandoned until its late answer arrives. ``why``: the ``error.type``
+        its span ends with (docs/telemetry.md).
 
         Returns:
             The server requests tied to it when it was still in flight, else None.
@@ -259,15 +263,18 @@ class CallTable:
                 else:
                     self._too_many = True
             self._drop(call)
-            return list(call.tied)
+            tied = list(call.tied)
+        if call.traced is not None:
+            call.traced.finish(why)
+        return tied
 
     def abandoned(self) -> int:
         """How many calls ended without their result and have not had their late answer (-1: too many to name)."""
         with self.lock:
             return -1 if self._too_many else len(self._abandoned)
 
-    def close(self) -> list[Call]:
-        """Refuse new requests and take every one in flight."""
+    def close(self, why: str = "closed") -> list[Call]:
+        """Refuse new requests and take every one in flight (their spans end with ``error.type`` ``why``)."""
         with self.lock:
             self.closed = True
             calls = list(self._by_id.values())
@@ -275,7 +282,10 @@ class CallTable:
             self._by_progress.clear()
             self.in_flight = 0
             self._sole = None
-            return calls
+        for call in calls:
+            if call.traced is not None:
+                call.traced.finish(why)
+        return calls
 
     def tie(self, inbound: Inbound, now: float, stream: Any = None, by_stream: bool = False) -> Optional[Call]:
         """Tie a server request to a call (docs/reference.md#tying-server-requests-to-calls), and pause that call's clock.

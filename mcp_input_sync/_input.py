@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
 
 from . import _clock, reflect
 from ._era import ClientEra
@@ -35,7 +35,7 @@ from ._protocol.checks import CheckConfig, InputChecks, Prepared, Refusal
 from ._protocol.jsonrpc import JsonDict
 from ._protocol.limits import json_size
 from ._protocol.modern import PendingCall
-from ._protocol.eras import INPUT_REQUEST_KINDS, declared_kinds
+from ._protocol.eras import INPUT_REQUEST_KINDS, KIND_METHODS, declared_kinds, outcome_of
 from ._protocol.forms import quoted
 from ._runtime.deadlines import DeadlineSweep
 from ._runtime.watchdog import Watchdog
@@ -43,6 +43,9 @@ from ._stats import Stats
 from .errors import ClientError
 from .handler import CancelToken, InputContext, InputHandler
 from .options import Options
+
+if TYPE_CHECKING:
+    from ._telemetry import Tracing
 
 log = logging.getLogger("mcp_input_sync")
 
@@ -75,9 +78,12 @@ class InputDesk:
         watchdog: Watchdog,
         sweep: DeadlineSweep,
         era: ClientEra,
+        tracing: Optional[Tracing] = None,
     ) -> None:
-        """``sweep``: the runtime's deadline sweep, which the callbacks on callers' threads go under."""
+        """``sweep``: the runtime's deadline sweep, which the callbacks on callers' threads go under;
+        ``tracing``: the client's OpenTelemetry (None: off), a SERVER span per input request."""
         self.handler = handler
+        self.tracing = tracing
         self.options = options
         self.stats = stats
         self.client_name = client_name
@@ -91,7 +97,7 @@ class InputDesk:
         self.timeouts: Mapping[str, float] = options.handler_timeout
         here = CallerCallbacks(
             callback=self.callback, check_answer=self.check_answer, timeouts=self.timeouts, handler=handler,
-            options=options, stats=stats, sweep=sweep, watch=watchdog.watch,
+            options=options, stats=stats, sweep=sweep, watch=watchdog.watch, tracing=tracing,
         )
         # The part that runs callbacks on callers' threads owns their tokens and worker threads; its
         # methods are bound here, not wrapped, so a round's path takes no extra call through the desk.
@@ -146,17 +152,17 @@ class InputDesk:
                 return Refusal("malformed", jsonrpc.METHOD_NOT_FOUND, f"input request {quoted(key)} has no method")
             refusal = checks.before(method, params)
             if refusal is not None:
-                return self._noted(INPUT_REQUEST_KINDS.get(method, "other"), refusal, note, raised)
+                return self._noted(INPUT_REQUEST_KINDS.get(method, "other"), refusal, note, raised, method)
         if budget and not checks.unlimited:  # an infinite rate keeps no state: no lock
             kinds = [INPUT_REQUEST_KINDS[method] for _, method, _ in requests]
             refusal = self.take_budget(kinds, _clock.monotonic() if now is None else now)
             if refusal is not None:
-                return self._noted(kinds[0], refusal, note, raised)
+                return self._noted(kinds[0], refusal, note, raised, requests[0][1])
         prepared: list[Prepared] = []
         for _, method, params in requests:
             step = checks.prepare(method, params, in_flight=in_flight)
             if type(step) is Refusal:
-                return self._noted(INPUT_REQUEST_KINDS[method], step, note, raised)
+                return self._noted(INPUT_REQUEST_KINDS[method], step, note, raised, method)
             prepared.append(step)  # type: ignore[arg-type]
         return prepared
 
@@ -169,10 +175,25 @@ class InputDesk:
         # the server gets the generic message; the log and the caller's error name the option
         return Refusal(refusal.check, refusal.code, refusal.message, over_budget(*self.options.input_rate_limit))
 
-    def _noted(self, kind: str, refusal: Refusal, note: bool, raised: bool) -> Refusal:
+    def _noted(self, kind: str, refusal: Refusal, note: bool, raised: bool, method: str) -> Refusal:
         if note:
             self.note_refusal(kind, refusal, raised)
+            tracing = self.tracing
+            if tracing is not None:
+                traced = tracing.server(method, None, tracing.parent())
+                if traced is not None:
+                    traced.settle("refused", str(refusal.code), refusal.check)
         return refusal
+
+    def refused_span(self, kind: str, request_id: Any, refusal: Refusal) -> None:
+        """A legacy server request a check refused before anything ran: a SERVER span that says so (telemetry on)."""
+        tracing = self.tracing
+        method = KIND_METHODS.get(kind)
+        if tracing is None or method is None:
+            return
+        traced = tracing.server(method, request_id, None)
+        if traced is not None:
+            traced.settle("refused", str(refusal.code), refusal.check)
 
     def note_refusal(self, kind: str, refusal: Refusal, raised: bool = False) -> None:
         """Count a refusal and log it as a structured record (server_id, kind, check, code).

@@ -18,14 +18,17 @@ desk builds it and hands it its callback, answer check and ``handler_timeout`` t
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 from functools import partial
-from typing import Any, Callable, Mapping, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Union
 
 from . import _clock
 from ._protocol import jsonrpc
 from ._protocol.checks import Prepared, Refusal
 from ._protocol.deadlines import CallClock
+from ._protocol.eras import KIND_METHODS, outcome_of
+from ._telemetry import LOADED
 from ._protocol.jsonrpc import JsonDict
 from ._runtime.deadlines import DeadlineSweep
 from ._runtime.fanout import NotRun, run_bounded
@@ -33,6 +36,9 @@ from ._stats import Stats
 from .errors import ClientError, InputRefused
 from .handler import CancelToken, InputHandler
 from .options import Options
+
+if TYPE_CHECKING:
+    from ._telemetry import Tracing
 
 log = logging.getLogger("mcp_input_sync")
 
@@ -71,8 +77,10 @@ class CallerCallbacks:
         stats: Stats,
         sweep: DeadlineSweep,
         watch: Callable[[Callable[[], bool]], None],
+        tracing: "Optional[Tracing]" = None,
     ) -> None:
         self._callback = callback
+        self._tracing = tracing
         self._check_answer = check_answer
         #: ``handler_timeout`` by kind (the desk's table).
         self._timeouts = timeouts
@@ -106,16 +114,23 @@ class CallerCallbacks:
         assigns: Optional[Mapping[str, Any]],
         token: Optional[CancelToken] = None,
         cancel: Optional[threading.Event] = None,
+        parent: Any = None,
+        untraced: bool = False,
     ) -> JsonDict:
         """One callback on this thread under its deadlines (handler_timeout and max_total_timeout), then the answer check.
 
         For modern rounds and -32042 URL elicitations. A caller's ``cancel``
-        event, once set, sets the callback's token.
+        event, once set, sets the callback's token. With telemetry on, it is a
+        SERVER span, a child of ``parent`` (None: the request this thread
+        last had answered), ended with its outcome (``untraced``: already in one).
 
         Raises:
             ClientError: ``timeout``, ``cancelled``, ``closed``, ``input_handler``
                 or the kind of the refusal of its answer.
         """
+        tracing = self._tracing
+        if tracing is not None and not untraced and (tracing.found or LOADED in sys.modules):
+            return self._traced(tracing, step, clock, assigns, token, cancel, parent)
         token = token or CancelToken()
         now = _clock.monotonic()
         timer = self._sweep.track(min(now + self._timeouts[step.kind], clock.started + clock.max_total), _expire_token, token)
@@ -153,6 +168,27 @@ class CallerCallbacks:
         self._stats.add("served")
         return verdict
 
+    def _traced(
+        self, tracing: "Tracing", step: Prepared, clock: CallClock, assigns: Optional[Mapping[str, Any]], token: Optional[CancelToken],
+        cancel: Optional[threading.Event], parent: Any,
+    ) -> JsonDict:
+        """:meth:`answer_here` as a SERVER span (telemetry), ended with the outcome."""
+        traced = tracing.server(KIND_METHODS.get(step.kind, step.kind), None, parent if parent is not None else tracing.parent())
+        if traced is None:
+            return self.answer_here(step, clock, assigns, token, cancel, untraced=True)
+        try:
+            verdict = self.answer_here(step, clock, assigns, token, cancel, untraced=True)
+        except ClientError as exc:
+            if exc.kind == "refused":
+                traced.settle("refused", str(exc.code), exc.check)
+            elif exc.kind in ("timeout", "cancelled", "closed"):
+                traced.settle("timeout" if exc.kind == "timeout" else "cancelled", exc.kind)
+            else:
+                traced.settle("error", exc.kind)
+            raise
+        traced.settle(outcome_of(verdict))
+        return verdict
+
     def answer_round(
         self,
         prepared: dict[str, Prepared],
@@ -173,7 +209,8 @@ class CallerCallbacks:
         clock.pause(_clock.monotonic())
         try:
             if parallel > 1 and len(prepared) > 1:
-                answers = self._answer_parallel(prepared, clock, assigns, parallel, cancel)
+                parent = None if self._tracing is None else self._tracing.parent()  # read here: workers are other threads
+                answers = self._answer_parallel(prepared, clock, assigns, parallel, cancel, parent)
             else:
                 answers = {}
                 for key, step in prepared.items():  # a loop, not a comprehension: no call of its own per round
@@ -191,6 +228,7 @@ class CallerCallbacks:
         assigns: Optional[Mapping[str, Any]],
         parallel: int,
         cancel: Optional[threading.Event],
+        parent: Any = None,
     ) -> JsonDict:
         tokens = {key: CancelToken() for key in prepared}
 
@@ -199,7 +237,7 @@ class CallerCallbacks:
                 token.cancel("cancelled")
 
         outcomes = run_bounded(
-            {key: partial(self._answer_on_worker, step, clock, assigns, tokens[key], cancel) for key, step in prepared.items()},
+            {key: partial(self._answer_on_worker, step, clock, assigns, tokens[key], cancel, parent) for key, step in prepared.items()},
             parallel,
             {key: self._timeouts[step.kind] for key, step in prepared.items()},
             clock.started + clock.max_total,
@@ -218,11 +256,12 @@ class CallerCallbacks:
         return {key: outcomes.values[key] for key in prepared}
 
     def _answer_on_worker(
-        self, step: Prepared, clock: CallClock, assigns: Optional[Mapping[str, Any]], token: CancelToken, cancel: Optional[threading.Event]
+        self, step: Prepared, clock: CallClock, assigns: Optional[Mapping[str, Any]], token: CancelToken, cancel: Optional[threading.Event],
+        parent: Any = None,
     ) -> JsonDict:
         """:meth:`answer_here` on a round's worker thread: whatever else it raises becomes an ``input_handler`` error."""
         try:
-            return self.answer_here(step, clock, assigns, token, cancel)
+            return self.answer_here(step, clock, assigns, token, cancel, parent)
         except ClientError:
             raise
         except BaseException as exc:  # a worker must end with an outcome, whatever the callback did

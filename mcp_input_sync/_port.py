@@ -19,7 +19,7 @@ import threading
 from typing import Any, Callable, Mapping, Optional
 
 from .transports.base import (
-    ANSWER, SESSION_READY, Holding, OnClose, OnLost, OnMessage, Outgoing, ReadingHandOff, Relief, Restarter, Retry, Setup, Track, Transport, TransportClosed,
+    ANSWER, SESSION_READY, Holding, OnClose, OnLost, OnMessage, OnRetry, Outgoing, ReadingHandOff, Relief, Restarter, Retry, Setup, Track, Transport, TransportClosed,
 )
 
 __all__ = ["Port", "SESSION_READY", "TransportClosed"]
@@ -69,11 +69,12 @@ class Port:
         self.restarter: Optional[Restarter] = transport.restarter
 
     def configure(
-        self, server_id: str, limits: Mapping[str, int], on_lost: OnLost, track: Optional[Track] = None, retry: Optional[Retry] = None
+        self, server_id: str, limits: Mapping[str, int], on_lost: OnLost, track: Optional[Track] = None, retry: Optional[Retry] = None,
+        on_retry: Optional[OnRetry] = None,
     ) -> None:
-        """Tell the transport the client's ``server_id``, its ``limits``, whom to tell of lost requests, its deadline sweep
-        and its ``retry`` policy."""
-        self.transport.configure(Setup(server_id, limits, on_lost, track, retry))
+        """Tell the transport the client's ``server_id``, its ``limits``, whom to tell of lost requests, its deadline sweep,
+        its ``retry`` policy and whom to tell of each request sent again."""
+        self.transport.configure(Setup(server_id, limits, on_lost, track, retry, on_retry))
 
     def start(self, on_message: OnMessage, on_close: OnClose) -> None:
         self.transport.start(on_message, on_close)

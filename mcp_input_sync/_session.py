@@ -16,8 +16,9 @@ import contextlib
 import itertools
 import logging
 import signal
+import sys
 import threading
-from typing import Any, Callable, ContextManager, Mapping, Optional, Protocol, Union
+from typing import TYPE_CHECKING, Any, Callable, ContextManager, Mapping, Optional, Protocol, Union
 
 from . import _clock, reflect
 from ._calls import Call, CallTable, ProgressCallback
@@ -32,6 +33,11 @@ from ._runtime.relay import Relay
 from ._stats import Stats
 from .errors import ClientError
 from .transports.base import UNREACHABLE, Decoded, Outgoing, Oversized, ReadingHandOff, TransportAuthError, TransportClosed
+
+from ._telemetry import LOADED
+
+if TYPE_CHECKING:
+    from ._telemetry import Tracing
 
 log = logging.getLogger("mcp_input_sync")
 
@@ -218,6 +224,8 @@ class Session:
         self.receiver = receiver
         self.relay: Optional[Relay] = None
         self._drain = drain
+        #: The client's OpenTelemetry (the ``telemetry`` option; None: off), set by the assembly.
+        self.tracing: Optional[Tracing] = None
 
     def serve(self, receiver: Receiver, relay: Optional[Relay] = None) -> None:
         """From now on ``receiver`` hears the server's requests and cancellations.
@@ -325,7 +333,12 @@ class Session:
             call.progress = progress
             call.progress_token = token = f"mis-{request_id}"
             params = jsonrpc.with_meta(params, {"progressToken": token})
+        tracing = self.tracing
+        if tracing is not None and (tracing.found or LOADED in sys.modules):  # telemetry: the request's span, in _meta
+            call.traced, params = tracing.client(method, params, request_id)
         if not self.calls.add(call):
+            if call.traced is not None:
+                call.traced.finish("closed")
             raise self.closed_error()
         deadline: Optional[float] = None
         if waits and self._deadlines:
@@ -336,8 +349,8 @@ class Session:
         info = Outgoing(method, request_id, version, name, header_args, deadline, call.waiter != 0, bounded, step, idempotent)
         try:
             self.send(jsonrpc.request(request_id, method, params), info)
-        except ClientError:
-            self.calls.forget(call)
+        except ClientError as exc:
+            self.calls.forget(call, why=exc.kind)
             raise
         except KeyboardInterrupt:  # Ctrl-C while writing: the request may be out, so cancel it
             self.abandon(call, "interrupted")
@@ -366,6 +379,10 @@ class Session:
             raise call.failure
         response = call.response
         assert response is not None
+        if call.traced is not None:
+            tracing = self.tracing
+            if tracing is not None:
+                tracing.answered(call.traced)  # a round of input it asks for belongs to it
         if "error" in response:
             raise remote_error(response["error"], call.method)
         if call.progress is not None and self._drain is not None:
@@ -443,7 +460,7 @@ class Session:
 
     def abandon(self, call: Call, reason: str) -> None:
         """The call ends without its result: forget it, tell the server, cancel its tied callbacks."""
-        tied = self.calls.forget(call, abandoned=True)
+        tied = self.calls.forget(call, abandoned=True, why="timeout" if reason == "timeout" else "cancelled")
         if tied is None:
             return
         for inbound in tied:
@@ -456,7 +473,7 @@ class Session:
 
     def fail_all(self, kind: str, why: Callable[[str], str], data: Any = None) -> list[Call]:
         """Refuse new requests and fail every one in flight with ``ClientError(kind, why(method), data=data)``; returns them."""
-        calls = self.calls.close()
+        calls = self.calls.close(kind)
         for call in calls:
             call.failure = ClientError(kind, why(call.method), data=data)
             call.done.set()
@@ -511,6 +528,8 @@ class Session:
                     log.debug("mcp_input_sync: late or unknown response %r dropped", message["id"])
                     return
                 call.response = message
+                if call.traced is not None:
+                    call.traced.finish(None, message)
                 if call.waiter:  # the caller will send again at once: it may read the next answer itself
                     hand_off = self._hand_off
                     assert hand_off is not None
@@ -544,6 +563,8 @@ class Session:
             return
         if call is not None:
             call.failure = ClientError("protocol", f"the response to {call.method} could not be read: {why}", check=check)
+            if call.traced is not None:
+                call.traced.finish("protocol")
             call.done.set()
 
     def _answer_failed_line(self, line: bytes) -> None:
@@ -561,7 +582,7 @@ class Session:
     def on_lost(self, request_id: Any, error: BaseException) -> None:
         """A transport says a request's response can no longer come (its stream broke, or broke a limit)."""
         call = self.calls.get(request_id)
-        tied = self.calls.forget(call) if call is not None else None
+        tied = self.calls.forget(call, why="transport") if call is not None else None
         if self._on_unreachable is not None and getattr(error, "check", None) == UNREACHABLE and self._is_live():
             self._on_unreachable()  # marks the connection for renewal; this call still fails below
             self._on_unreachable = None  # once per connection
@@ -574,6 +595,12 @@ class Session:
             inbound.token.cancel("call ended")
         call.failure = transport_error(error, f"{call.method} failed")
         call.done.set()
+
+    def on_retry(self, request_id: Any, reason: str, attempt: int) -> None:
+        """A transport sends a request again (the ``retry`` option): an event of its span."""
+        call = self.calls.get(request_id)
+        if call is not None and call.traced is not None:
+            call.traced.event("mcp_input_sync.retry", {"mcp_input_sync.retry.reason": reason, "mcp_input_sync.retry.attempt": attempt})
 
     def on_transport_closed(self, error: Optional[BaseException]) -> None:
         """Reader thread: the connection ended without close(): fail every call, then close the client."""

@@ -45,6 +45,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence, Union
 from . import _assembly, _clock
 from ._api import _UNSET, CallsAPI, Seconds
 from ._cache import ResponseCache
+from ._telemetry import tracing_for
 from ._calls import CallSpec, ProgressCallback
 from ._engines.base import EraEngine
 from ._engines.legacy import LegacyEngine
@@ -133,6 +134,8 @@ class Client(CallsAPI, SurfaceAPI):
         self._generation = 0
         #: The connection whose parts were stopped last (0: none).
         self._stopped = 0
+        #: OpenTelemetry (the ``telemetry`` option; None: off), carried over reconnects.
+        self._tracing = tracing_for(opts.telemetry, self._trace_attributes)
         self._core = core = self._new_core(None)
         self._stats, self._router, self._pump = core.stats, core.router, core.pump
         #: The kept listings and reads (the ``cache`` option; None: off), carried over reconnects.
@@ -160,6 +163,7 @@ class Client(CallsAPI, SurfaceAPI):
         core = _assembly.build_core(
             self._port, self._opts, self.name, self.server_id, partial(self._is_live, generation),
             partial(self._broken, generation), partial(self._broken, generation) if self._reconnect is not None else None, carried,
+            self._tracing,
         )
         self._session = core.session
         #: The requests in flight (the session's call table).
@@ -168,6 +172,13 @@ class Client(CallsAPI, SurfaceAPI):
 
     def _cache_identity(self) -> tuple[str, str]:
         return self._transport.cache_identity()
+
+    def _trace_attributes(self) -> dict[str, Any]:
+        found = self._transport.trace_attributes()
+        version = self.protocol_version
+        if version is not None:
+            found["mcp.protocol.version"] = version
+        return found
 
     @property
     def server_extensions(self) -> dict[str, JsonDict]:
@@ -364,6 +375,8 @@ class Client(CallsAPI, SurfaceAPI):
             )
         if self._cache is not None:
             self._cache.forget_listings()  # a restarted server may offer other tools: list afresh
+        if self._tracing is not None:  # an event of the request that follows on this thread
+            self._tracing.note("mcp_input_sync.reconnect", {"mcp_input_sync.reconnect.attempts": attempt})
         engine = self._engine
         assert engine is not None
         for uri in list(self._resources):

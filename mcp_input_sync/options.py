@@ -20,6 +20,7 @@ from ._protocol.jsonrpc import USER_REJECTED
 from ._protocol.limits import DEFAULT_LIMITS
 from ._protocol.retry import Retry
 from .cache import Cache, CacheStore
+from .telemetry import Telemetry
 
 __all__ = ["Options", "Reconnect", "Retry", "reconnect_policy", "seconds"]
 from .handler import InputHandler
@@ -65,6 +66,7 @@ _NAMES = frozenset(
         "reconnect",
         "retry",
         "cache",
+        "telemetry",
     }
 )
 
@@ -176,6 +178,7 @@ _DEFAULTS: Mapping[str, Any] = MappingProxyType(
         "reconnect": None,
         "retry": Retry(),
         "cache": Cache(),
+        "telemetry": Telemetry(),
     }
 )
 
@@ -210,6 +213,8 @@ class Options:
     retry: Optional[Retry]
     #: Listings and reads kept (None: none; ``cache=True`` is ``Cache()``, the default).
     cache: Optional[Cache]
+    #: OpenTelemetry spans and metrics (None: off; ``telemetry=True`` is ``Telemetry()``, the default).
+    telemetry: Optional[Telemetry]
 
     def __init__(self, **values: Any) -> None:
         unknown = set(values) - _NAMES
@@ -293,6 +298,8 @@ class Options:
             o["retry"] = _retry(o["retry"])
         if "cache" in o:
             o["cache"] = _cache(o["cache"])
+        if "telemetry" in o:
+            o["telemetry"] = _telemetry(o["telemetry"])
         if "extensions" in o:
             o["extensions"] = _extensions(o["extensions"])
         if "limits" in o:
@@ -357,6 +364,16 @@ def _cache(value: Any) -> Optional[Cache]:
     if isinstance(value, CacheStore):
         return Cache(value)
     raise TypeError("cache must be True, False, a store with get, set and delete, or a Cache(...)")
+
+
+def _telemetry(value: Any) -> Optional[Telemetry]:
+    if value is True:
+        return Telemetry()
+    if value is False or value is None:
+        return None
+    if isinstance(value, Telemetry):
+        return value
+    raise TypeError("telemetry must be True, False or a Telemetry(...)")
 
 
 def reconnect_policy(value: "Optional[Reconnect | bool]", by_default: bool) -> Optional[Reconnect]:

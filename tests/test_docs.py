@@ -101,7 +101,7 @@ def test_the_public_surface_is_sorted_and_complete() -> None:
         assert hasattr(mis, name)
     public = {n for n in dir(mis) if not n.startswith("_") and n not in {"annotations"}}
     # public submodules (loaded on demand) and the modules behind the re-exports
-    modules = {"reflect", "cache", "client", "errors", "handler", "options", "transports", "testing", "terminal", "web", "conformance", "oauth", "config", "group", "pool", "skills", "llm"}
+    modules = {"reflect", "cache", "telemetry", "client", "errors", "handler", "options", "transports", "testing", "terminal", "web", "conformance", "oauth", "config", "group", "pool", "skills", "llm"}
     assert public - modules - set(mis.__all__) == set()
 
 

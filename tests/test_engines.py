@@ -495,6 +495,10 @@ class FakeDesk:
         self.timeouts = {"elicitation": 5.0, "sampling": 5.0, "roots": 5.0}
         self.verdict = verdict if verdict is not None else {"action": "accept", "content": {}}
         self.noted: list[tuple[str, str]] = []
+        self.tracing = None  # telemetry off: no spans
+
+    def refused_span(self, kind: str, request_id: Any, refusal: Refusal) -> None:
+        pass
 
     def take_budget(self, kinds: list[str], now: float) -> Optional[Refusal]:
         raise AssertionError("an unlimited rate takes no budget")

@@ -157,7 +157,7 @@ def test_rule_2_the_runtime_imports_only_itself_and_the_clock(name: str) -> None
     assert GRAPH[name] - set(modules("_runtime")) - {P + "_clock"} == set()
 
 
-GROUND = ("_clock", "_stats", "errors", "handler", "reflect", "options", "cache", "_calls", "_era", "_version")
+GROUND = ("_clock", "_stats", "errors", "handler", "reflect", "options", "cache", "telemetry", "_calls", "_era", "_version")
 
 
 @pytest.mark.parametrize("name", modules(*GROUND))

@@ -16,6 +16,7 @@ handshake has decided the era.
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 from functools import partial
 from typing import Any, Callable, Mapping, Optional, Union
@@ -23,6 +24,8 @@ from typing import Any, Callable, Mapping, Optional, Union
 from .. import _clock
 from .._calls import CallSpec, ProgressCallback
 from .._input import InputDesk, loggable
+from .._protocol.eras import outcome_of
+from .._telemetry import LOADED
 from .._notifications import NotificationRouter
 from .._port import Port
 from .._protocol import jsonrpc
@@ -142,11 +145,14 @@ class LegacyEngine:
         # step 6's slot count is a hint read without a call: submit() below decides
         entry = self.conn.receive(request_id, method, params, now, self.calls.in_flight > 0, self.pool.free <= 0)
         if isinstance(entry, Said):
-            self._said(entry)
+            self._said(entry, request_id)
             return
         entry.on_expiry = self._expire
         # tied first: whatever ends the request from here on (its deadline, a cancel) finds its call to resume
         entry.call = call = self.calls.tie(entry, now, stream, self.ties_by_stream)
+        tracing = self.desk.tracing
+        if tracing is not None and (tracing.found or LOADED in sys.modules):  # telemetry: a SERVER span, the call's child
+            entry.traced = tracing.server(method, request_id, None if call is None or call.traced is None else call.traced.span)
         if entry.done:  # cancelled meanwhile (HTTP: on another thread, maybe before the call was set)
             if call is not None:
                 self.calls.untie(entry, call, _clock.monotonic())
@@ -157,18 +163,22 @@ class LegacyEngine:
             # a quick callback is cheaper run right here than handed to a worker (docs/threads-and-time.md)
             started = self.pool.submit(partial(self._run, entry), entry)
         except RuntimeError:  # the pool shut down meanwhile
+            settle(entry, "cancelled", "closed")
             self._write(entry, self.conn.fail(entry, jsonrpc.INTERNAL_ERROR, CLOSING))
             return
         if not started:  # step 6: every slot is held (answered through the connection: it is open)
             self.desk.note_refusal(entry.kind, BUSY)
+            settle(entry, "refused", str(BUSY.code), BUSY.check)
             self._write(entry, self.conn.fail(entry, BUSY.code, BUSY.message))
 
-    def _said(self, said: Said) -> None:
+    def _said(self, said: Said, request_id: Any) -> None:
         """What the connection said instead of admitting a request: log it, count a refusal, write the answer."""
         if said.warning:
             log.warning("mcp_input_sync: %s", said.warning)
-        if said.refusal is not None:
-            self.desk.note_refusal(said.kind, said.refusal)
+        refusal = said.refusal
+        if refusal is not None:
+            self.desk.note_refusal(said.kind, refusal)
+            self.desk.refused_span(said.kind, request_id, refusal)
         self._send_data(said.data)
 
     def on_cancelled(self, request_id: Any) -> None:
@@ -177,6 +187,7 @@ class LegacyEngine:
         if entry is None:
             return
         entry.token.cancel("cancelled by the server")
+        settle(entry, "cancelled", "cancelled")
         if entry.call is not None:
             self.calls.untie(entry, entry.call, _clock.monotonic())
 
@@ -193,9 +204,11 @@ class LegacyEngine:
         try:
             value = self.desk.callback(prepared, assigns, related, entry.token)
         except InputRefused as refusal:
+            settle(entry, "refused", str(refusal.code), "handler")
             return partial(self._write, entry, conn.fail(entry, refusal.code, refusal.message, refusal.data))
         except BaseException:  # SystemExit too: a worker answers, then lives on
             log.exception("mcp_input_sync: %s callback for server %s raised; answered -32603", entry.method, self.server_id)
+            settle(entry, "error", str(jsonrpc.INTERNAL_ERROR))
             return partial(self._write, entry, conn.fail(entry, jsonrpc.INTERNAL_ERROR, FAILED))
         try:
             data = conn.answer(entry, value)
@@ -203,6 +216,7 @@ class LegacyEngine:
             log.exception("mcp_input_sync: a %s answer could not be checked; refused as invalid", entry.kind)
             data = Refusal("answer", jsonrpc.INTERNAL_ERROR, "the input handler returned an invalid answer", "unreadable answer")
         if type(data) is Refusal:  # step 8 refused the answer: answered with its error, then counted and logged
+            settle(entry, "refused", str(data.code), data.check)
             out = conn.fail(entry, data.code, data.message)
             if out is not None:  # not when the request was answered meanwhile (timed out, cancelled, closing)
                 self.desk.note_refusal(entry.kind, data)
@@ -211,6 +225,8 @@ class LegacyEngine:
         if notes:
             for note in notes:
                 log.warning("mcp_input_sync: %s answer to server %s: %s", entry.method, self.server_id, note)
+        if entry.traced is not None:
+            entry.traced.settle(outcome_of(value))
         return partial(self._write, entry, data, "served")  # type: ignore[arg-type]
 
     # ------------------------------------------------------------------ answering
@@ -276,6 +292,7 @@ class LegacyEngine:
             data = self.conn.fail(entry, jsonrpc.INTERNAL_ERROR, "the input handler timed out")
             if data is None:
                 return  # answered or cancelled meanwhile
+            settle(entry, "timeout", "timeout")
             self._write(entry, data, "timed_out")
         except Exception:  # the callback must still learn that its time is up
             log.exception("mcp_input_sync: a %s deadline could not be enforced", entry.kind)
@@ -430,6 +447,13 @@ class LegacyEngine:
     def close(self, answer: bool) -> None:
         """Stop taking requests; answer the open ones -32603 (when ``answer``) and set their tokens."""
         for entry in self.conn.close():
+            settle(entry, "cancelled", "closed")
             if answer:  # answer first: a callback woken by its token must not answer instead
                 self._write(entry, self.conn.fail(entry, jsonrpc.INTERNAL_ERROR, CLOSING))
             entry.token.cancel("closed")
+
+
+def settle(entry: Inbound, outcome: str, error: Optional[str] = None, check: Optional[str] = None) -> None:
+    """End the request's SERVER span, if it has one, with how it was answered (docs/telemetry.md)."""
+    if entry.traced is not None:
+        entry.traced.settle(outcome, error, check)

@@ -108,6 +108,15 @@ INPUT_REQUEST_KINDS: Mapping[str, str] = {
     "roots/list": "roots",
 }
 
+#: The method of each kind of input request.
+KIND_METHODS = {"elicitation": "elicitation/create", "sampling": "sampling/createMessage", "roots": "roots/list"}
+
+
+def outcome_of(answer: Any) -> str:
+    """How a server request was answered (a span's outcome): an elicitation's ``action``, else ``accept``."""
+    action = answer.get("action") if isinstance(answer, dict) else None
+    return action if action in ("accept", "decline", "cancel") else "accept"
+
 
 def declared_kinds(capabilities: Mapping[str, Any], negotiated: str) -> frozenset[str]:
     """The input kinds the server may ask for in a session at ``negotiated``.

@@ -46,7 +46,7 @@ class Inbound:
     deadline object.
     """
 
-    __slots__ = ("id", "method", "kind", "prepared", "task_id", "limit", "at", "done", "on_expiry", "token", "call")
+    __slots__ = ("id", "method", "kind", "prepared", "task_id", "limit", "at", "done", "on_expiry", "token", "call", "traced")
 
     def __str__(self) -> str:  # how the handler pool names its job: "elicitation/create 7"
         return f"{self.method} {self.id!r}"
@@ -73,6 +73,8 @@ class Inbound:
         self.token = token
         #: The call this request is tied to (a ``_calls.Call``), or None.
         self.call: Any = None
+        #: Its SERVER span (``_telemetry.Traced``), or None.
+        self.traced: Any = None
 
     def expired(self) -> None:
         """The deadline sweep: ``at`` passed before the request was answered."""

@@ -1,4 +1,5 @@
-"""What the HTTP transport needs of an OAuth provider, and the headers it has a provider make.
+"""What the HTTP transport needs of an OAuth provider, the headers it has a provider make, and how it names its
+server and its user to a shared response cache and to OpenTelemetry.
 
 ``mcp_input_sync.oauth.OAuth`` is one; the transports never import ``oauth``
 (docs/architecture.md#import-rules): they see a provider through these
@@ -11,7 +12,7 @@ import json
 from typing import Any, Mapping, Optional, Protocol, runtime_checkable
 from urllib.parse import urlsplit, urlunsplit
 
-__all__ = ["BearerProvider", "DPoPProvider", "add_authorization", "cache_identity", "is_bearer_provider"]
+__all__ = ["BearerProvider", "DPoPProvider", "add_authorization", "cache_identity", "is_bearer_provider", "trace_attributes"]
 
 
 @runtime_checkable
@@ -79,3 +80,13 @@ def cache_identity(url: str, settings: Mapping[str, Any], bearer: Optional[Beare
     if (settings.get("auth") is not None and bearer is None) or settings.get("session") is not None:
         who.append(nonce)
     return server, json.dumps(who, ensure_ascii=True)
+
+
+def trace_attributes(url: str, session_id: Optional[str]) -> dict[str, Any]:
+    """An HTTP transport's span attributes: TCP, HTTP, the server's host and port, the session once named."""
+    parts = urlsplit(url)
+    found: dict[str, Any] = {"network.transport": "tcp", "network.protocol.name": "http", "server.address": parts.hostname or ""}
+    found["server.port"] = parts.port or (443 if parts.scheme == "https" else 80)
+    if session_id is not None:
+        found["mcp.session.id"] = session_id
+    return found

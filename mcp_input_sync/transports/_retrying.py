@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Collection, Optional
 
 from .. import _clock
 from .._protocol.retry import Retry, may_send_again, retry_after
-from .base import UNREACHABLE, HttpStatusError, Outgoing, TransportAuthError, TransportClosed
+from .base import UNREACHABLE, HttpStatusError, OnRetry, Outgoing, TransportAuthError, TransportClosed
 
 if TYPE_CHECKING:
     import requests
@@ -35,13 +35,14 @@ def post_with_retry(
     stopped: threading.Event,
     given_up: Collection[Any],
     shown_url: str,
+    on_retry: Optional[OnRetry] = None,
 ) -> "requests.Response":
     """``post()`` (one attempt, raising ``TransportClosed``), again as the module's docstring says.
 
     ``handle``: the request's abort handle (its ``deadline`` bounds the
     waits; once ``fired`` nothing is sent again), or None; ``stopped`` is set
     when the transport closes; ``given_up`` holds the ids of requests the
-    client gave up on.
+    client gave up on; ``on_retry`` is told of each sending again.
     """
     attempt = 1
     failure: TransportClosed
@@ -81,6 +82,8 @@ def post_with_retry(
             "mcp_input_sync: %s to %s failed: %s; sent again in %.3g s (attempt %d of %d)",
             info.method or "a message", shown_url, reason, delay, attempt + 1, policy.attempts,
         )
+        if on_retry is not None:
+            on_retry(info.request_id, reason, attempt + 1)
         if stopped.wait(delay) or info.request_id in given_up:
             raise failure
         attempt += 1

@@ -55,7 +55,7 @@ what the transport does differently:
   ``needs_deadlines``;
 - methods: ``configure``, ``set_protocol``, ``cancel_request``,
   ``last_words``, ``cache_identity`` (who a shared response cache files
-  results under), ``fresh`` (a new transport to the same server, for the
+  results under), ``trace_attributes`` (a request span's attributes), ``fresh`` (a new transport to the same server, for the
   ``reconnect`` option; ``reconnects_by_default`` says whether the option
   is on when left unset);
 - capabilities, each a property that is None here and, where the
@@ -101,6 +101,8 @@ OnClose = Callable[[Optional[BaseException]], None]
 OnLost = Callable[[Any, BaseException], None]
 #: ``Setup.track``: (deadline, expire, subject) -> a handle with ``cancel()``.
 Track = Callable[[float, Callable[[Any], object], Any], Any]
+#: ``on_retry(request_id, reason, attempt)``: a request is sent again (the ``retry`` option).
+OnRetry = Callable[[Any, str, int], None]
 
 
 class Oversized(bytes):
@@ -254,6 +256,9 @@ class Setup(NamedTuple):
         retry: the client's ``retry`` option (a ``Retry``: HTTP sends again
             what the server did not act on, docs/http.md#reconnect-and-retry);
             None: nothing is sent twice.
+        on_retry: told of each request sent again, with the reason and the
+            attempt's number (2 for the first retry): the request's span
+            gets an event (docs/telemetry.md). None: nobody listens.
     """
 
     server_id: str
@@ -261,6 +266,7 @@ class Setup(NamedTuple):
     on_lost: OnLost
     track: Optional[Track] = None
     retry: Optional[Retry] = None
+    on_retry: Optional[OnRetry] = None
 
 
 class Holding(Protocol):
@@ -403,6 +409,11 @@ class Transport(abc.ABC):
         if found is None:
             found = self.__dict__.setdefault("_cache_identity", (f"{type(self).__name__}:{os.urandom(16).hex()}", ""))
         return found
+
+    def trace_attributes(self) -> dict[str, Any]:
+        """OpenTelemetry attributes of the connection for each request's span (``network.transport``,
+        ``server.address``, ``mcp.session.id``, ...; docs/telemetry.md), a new dict each time. The default: none."""
+        return {}
 
     def last_words(self) -> tuple[Optional[int], str]:
         """The server's exit status once it ended (else None) and its last lines of stderr, cleaned

@@ -51,23 +51,10 @@ from .._protocol.sse import SSEDecoder, SSEEventTooLarge, SSELimitError
 from .._protocol.urls import origin_of
 from .._runtime import RealBudget
 from .._runtime.workers import HandlerPool
-from ._providers import BearerProvider, add_authorization, cache_identity, is_bearer_provider
+from ._providers import BearerProvider, add_authorization, cache_identity, is_bearer_provider, trace_attributes
 from .base import (
-    ANSWER,
-    NEW_SESSION,
-    SESSION_READY,
-    Decoded,
-    HttpStatusError,
-    OnClose,
-    OnLost,
-    OnMessage,
-    Outgoing,
-    Setup,
-    Track,
-    Transport,
-    TransportAuthError,
-    UNREACHABLE,
-    TransportClosed,
+    ANSWER, NEW_SESSION, SESSION_READY, UNREACHABLE, Decoded, HttpStatusError, OnClose, OnLost, OnMessage, OnRetry, Outgoing, Setup, Track,
+    Transport, TransportAuthError, TransportClosed,
 )
 
 if TYPE_CHECKING:
@@ -174,6 +161,7 @@ class HttpTransport(Transport):
         self._track: Optional[Track] = None
         #: Told by :meth:`configure`: what is sent again after a failure (None: nothing).
         self._retry: Optional[Retry] = None
+        self._on_retry: Optional[OnRetry] = None
         #: Set by :meth:`close`: a retry waiting out its delay stops at once.
         self._stopped = threading.Event()
         self.session_id: Optional[str] = None
@@ -210,7 +198,7 @@ class HttpTransport(Transport):
         self.max_sse_line = setup.limits["sse_line_bytes"]
         self._on_lost = setup.on_lost
         self._track = setup.track
-        self._retry = setup.retry
+        self._retry, self._on_retry = setup.retry, setup.on_retry
 
     # ------------------------------------------------------------------ contract
 
@@ -329,6 +317,10 @@ class HttpTransport(Transport):
         """The same URL, headers, auth, TLS settings and pool, with no session yet (the ``reconnect`` option)."""
         return HttpTransport(self.url, **self._settings)
 
+    def trace_attributes(self) -> dict[str, Any]:
+        """TCP, HTTP, the server's host and port, and the session once the server named one."""
+        return trace_attributes(self.url, self.session_id)
+
     def cache_identity(self) -> tuple[str, str]:
         """The URL, and what authorizes this client (headers, certificate, OAuth account), for a shared cache."""
         return cache_identity(self.url, self._settings, self._bearer, super().cache_identity()[0])
@@ -433,7 +425,7 @@ class HttpTransport(Transport):
             return self._post_once(data, info, handle)
         from ._retrying import post_with_retry
 
-        return post_with_retry(partial(self._post_once, data, info, handle), info, handle, self._retry, self._stopped, self._given_up, self.shown_url)
+        return post_with_retry(partial(self._post_once, data, info, handle), info, handle, self._retry, self._stopped, self._given_up, self.shown_url, self._on_retry)
 
     def _post_once(self, data: bytes, info: Outgoing, handle: Any = None) -> "requests.Response":
         """The one place ``requests`` errors become transport errors; ``handle`` can abort the POST alone.

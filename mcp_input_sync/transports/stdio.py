@@ -27,7 +27,7 @@ import threading
 import time
 from collections import deque
 from functools import partial
-from typing import IO, Callable, Mapping, Optional, Sequence, cast
+from typing import IO, Any, Callable, Mapping, Optional, Sequence, cast
 
 from .. import reflect
 from .._protocol.limits import DEFAULT_LIMITS
@@ -95,6 +95,10 @@ class StdioTransport(Transport):
         again = StdioTransport(self.command, env=self.env, cwd=self.cwd, inherit_env=self.inherit_env)
         again.write_timeout = self.write_timeout
         return again
+
+    def trace_attributes(self) -> dict[str, Any]:
+        """A pipe: ``network.transport`` ``pipe``."""
+        return {"network.transport": "pipe"}
 
     def cache_identity(self) -> tuple[str, str]:
         """The command and folder, and the environment (what authorizes a stdio server), for a shared cache."""

@@ -33,7 +33,7 @@ BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120
 #: What the duration histogram is recorded with (low cardinality: no id, session or URI).
 _METRIC_KEYS = (
     "mcp.method.name", "error.type", "gen_ai.tool.name", "gen_ai.operation.name", "gen_ai.prompt.name", "mcp.protocol.version",
-    "network.transport", "network.protocol.name", "server.address", "server.port",
+    "network.transport", "network.protocol.name", "network.protocol.version", "server.address", "server.port",
 )
 #: The attribute the outcome of an answered server request is recorded in.
 OUTCOME = "mcp_input_sync.input.outcome"
@@ -63,10 +63,11 @@ class Traced:
         if response is not None:
             failed = response.get("error")
             if isinstance(failed, dict):
-                code = failed.get("code")
+                code, message = failed.get("code"), failed.get("message")
                 error = str(code) if isinstance(code, int) else "_OTHER"
                 span.set_attribute("rpc.response.status_code", error)
-                why = why or f"JSON-RPC error {error}"
+                # the conventions: the status says the error's message (bounded, cleaned: the server wrote it)
+                why = why or (reflect.text(message, 256) if isinstance(message, str) else f"JSON-RPC error {error}")
             else:
                 result = response.get("result")
                 if isinstance(result, dict) and result.get("isError") is True:
@@ -199,17 +200,30 @@ class Tracing:
 
     # ------------------------------------------------------------------ requests the server makes of the client
 
-    def server(self, method: str, request_id: Any, parent: Any) -> Optional[Traced]:
-        """Start the SERVER span of a server request (``parent``: the span of the request it belongs to, or None)."""
+    def server(self, method: str, request_id: Any, parent: Any, meta: Any = None) -> Optional[Traced]:
+        """Start the SERVER span of a server request: a child of ``parent`` (the span of the request it belongs to).
+
+        The trace context the server put in the request's ``_meta`` (``meta``)
+        is linked; with no ``parent`` it is the parent, as the conventions
+        have a receiver do.
+        """
         tracer = self.tracer()
         if tracer is None:
             return None
-        api = self._api[0]
+        api, propagate = self._api
         attributes = self._attributes(method, None)
         if request_id is not None:
             attributes["jsonrpc.request.id"] = str(request_id)
-        context = api.set_span_in_context(parent) if parent is not None else None
-        span = tracer.start_span(method, context=context, kind=api.SpanKind.SERVER, attributes=attributes)
+        links = []
+        remote = None
+        if isinstance(meta, dict) and "traceparent" in meta:
+            carrier = {k: v for k, v in meta.items() if k in ("traceparent", "tracestate") and isinstance(v, str)}
+            remote = propagate.extract(carrier)
+            sent = api.get_current_span(remote).get_span_context()
+            if sent.is_valid and parent is not None:
+                links.append(api.Link(sent))
+        context = api.set_span_in_context(parent) if parent is not None else remote
+        span = tracer.start_span(method, context=context, kind=api.SpanKind.SERVER, attributes=attributes, links=links)
         return Traced(self, span, None)
 
     def parent(self) -> Any:

@@ -4,13 +4,15 @@
 ``verdict(seen)`` returns None (forward it to ``upstream`` and stream the
 answer back, event streams included) or ``(status, headers)`` to answer
 with instead, the upstream never seeing the request. Every request is kept
-in ``seen`` (verb, JSON-RPC method, tool name, what was answered). Threads
+in ``seen`` (verb, JSON-RPC method, tool name, what was answered), unless
+``keep=False`` (benchmarks/soak.py, whose requests would fill memory). Threads
 are named ``gateway-*``; ``close()`` stops it within a bound.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -34,10 +36,20 @@ class Seen:
 Verdict = Callable[[Seen], Optional[tuple[int, dict[str, str]]]]
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A client that hangs up mid-request (a client closing, a call cancelled) is no error to print."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            super().handle_error(request, client_address)
+
+
 class Gateway:
-    def __init__(self, upstream: str, verdict: Verdict) -> None:
+    def __init__(self, upstream: str, verdict: Verdict, *, keep: bool = True) -> None:
+        """``keep`` False: ``seen`` stays empty (a soak's millions of requests would fill memory)."""
         self.upstream = upstream
         self.verdict = verdict
+        self.keep = keep
         self.seen: list[Seen] = []
         self._lock = threading.Lock()
         self._http = requests.Session()
@@ -58,7 +70,7 @@ class Gateway:
             def do_DELETE(self) -> None:
                 gateway._serve(self, "DELETE")
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = _QuietServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}/mcp"
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="gateway-accept", daemon=True)
@@ -79,8 +91,9 @@ class Gateway:
         params = message.get("params") if isinstance(message, dict) else None
         tool = params.get("name") if isinstance(params, dict) and message.get("method") == "tools/call" else None
         seen = Seen(verb, message.get("method") if isinstance(message, dict) else None, tool)
-        with self._lock:
-            self.seen.append(seen)
+        if self.keep:
+            with self._lock:
+                self.seen.append(seen)
         own = self.verdict(seen)
         if own is not None:
             seen.answered, headers = own

@@ -163,3 +163,16 @@ def test_calls_keeps_each_functions_whole_calls_and_sets_the_timed_fraction_apar
     whole, rest = calls.per_round(low, high, 400)
     assert whole == {"twice": 2}
     assert set(rest) == {"tick"} and abs(rest["tick"] - 13 / 400) < 1e-12
+
+
+@pytest.mark.skipif(
+    not (Path.home() / ".cache" / "mcp-input-sync-peers" / "venv-fastmcp" / "bin" / "python").exists(),
+    reason="run peers/setup.sh to install FastMCP (pinned)",
+)
+def test_soak_smoke_run_reports_no_duplicate_and_flat_resources() -> None:
+    # a few seconds of the soak: the servers, the gateway, the report; the real runs are minutes long
+    argv = [sys.executable, str(BENCH / "soak.py"), "--seconds", "8", "--threads", "4", "--seed", "7"]
+    done = subprocess.run(argv, check=False, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "duplicates seen by the servers: work 0, form 0, progress 0" in done.stdout
+    assert "verdict: flat; the library's threads after close: none" in done.stdout

@@ -175,7 +175,7 @@ def test_http_spans_name_the_server_and_the_session(otel: Otel) -> None:
         client.call_tool("echo", {"text": "hi"})
         port = int(url.rsplit(":", 1)[1].split("/")[0])
     found = attrs(otel.named("tools/call echo")[0])
-    assert found["network.transport"] == "tcp" and found["network.protocol.name"] == "http"
+    assert found["network.transport"] == "tcp" and found["network.protocol.name"] == "http" and found["network.protocol.version"] == "1.1"
     assert found["server.address"] == "127.0.0.1" and found["server.port"] == port
     assert isinstance(found.get("mcp.session.id"), str) and found["mcp.session.id"]
 
@@ -193,6 +193,23 @@ def test_legacy_server_requests_are_server_spans_children_of_their_call(otel: Ot
         assert span.parent is not None and span.parent.span_id == call.context.span_id
         assert attrs(span)["mcp_input_sync.input.outcome"] == "accept" and "jsonrpc.request.id" in attrs(span)
         assert call.start_time is not None and span.start_time is not None and span.start_time >= call.start_time
+
+
+def test_the_trace_context_a_server_request_carries_is_linked(otel: Otel) -> None:
+    sent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+    with FakeServer(era="legacy") as fake:
+
+        @fake.tool
+        def ask(call: ToolCall) -> str:
+            params = {"message": "ok?", "requestedSchema": {"type": "object", "properties": {}}, "_meta": {"traceparent": sent}}
+            return str(call.request("elicitation/create", params)["action"])
+
+        with fake.client(handler=Answers(), telemetry=otel.option) as client:
+            client.call_tool("ask")
+    (served,) = otel.finished(SpanKind.SERVER)
+    (call,) = otel.named("tools/call ask")
+    assert served.parent is not None and served.parent.span_id == call.context.span_id  # the call it is tied to
+    assert [f"{link.context.trace_id:032x}" for link in served.links] == ["0af7651916cd43dd8448eb211c80319c"]
 
 
 def test_modern_round_inputs_are_server_spans_with_their_outcome(otel: Otel) -> None:

@@ -152,7 +152,8 @@ class LegacyEngine:
         entry.call = call = self.calls.tie(entry, now, stream, self.ties_by_stream)
         tracing = self.desk.tracing
         if tracing is not None and (tracing.found or LOADED in sys.modules):  # telemetry: a SERVER span, the call's child
-            entry.traced = tracing.server(method, request_id, None if call is None or call.traced is None else call.traced.span)
+            meta = params.get("_meta") if type(params) is dict else None
+            entry.traced = tracing.server(method, request_id, None if call is None or call.traced is None else call.traced.span, meta)
         if entry.done:  # cancelled meanwhile (HTTP: on another thread, maybe before the call was set)
             if call is not None:
                 self.calls.untie(entry, call, _clock.monotonic())

@@ -85,7 +85,8 @@ def cache_identity(url: str, settings: Mapping[str, Any], bearer: Optional[Beare
 def trace_attributes(url: str, session_id: Optional[str]) -> dict[str, Any]:
     """An HTTP transport's span attributes: TCP, HTTP, the server's host and port, the session once named."""
     parts = urlsplit(url)
-    found: dict[str, Any] = {"network.transport": "tcp", "network.protocol.name": "http", "server.address": parts.hostname or ""}
+    found: dict[str, Any] = {"network.transport": "tcp", "network.protocol.name": "http", "network.protocol.version": "1.1"}
+    found["server.address"] = parts.hostname or ""
     found["server.port"] = parts.port or (443 if parts.scheme == "https" else 80)
     if session_id is not None:
         found["mcp.session.id"] = session_id

@@ -465,6 +465,32 @@ class Client(CallsAPI, SurfaceAPI):
             raise TypeError("reset_timeout_on_progress must be a bool or None")
         return CallClock(_clock.monotonic(), wait_s, total_s, resets)
 
+    def handle_url_elicitations(self, error: ClientError) -> list[JsonDict]:
+        """Answer the URL elicitations of a -32042 error through the checks and the handler.
+
+        Each entry of ``error.data["elicitations"]`` (URL mode, with an
+        ``elicitationId``) passes the capability and URL checks first, all of
+        them before any callback; then ``handle_elicitation`` runs for each, in
+        order, on the calling thread, with the client's ``assigns``; each
+        answer is validated. The library never opens a URL: the handler asks
+        the user. Retry the original call once the user is done.
+
+        Returns:
+            The ``ElicitResult`` of each entry, in order.
+
+        Raises:
+            ClientError: ``protocol`` (check ``malformed``) when ``error`` is not
+                a -32042 error with URL elicitations; ``protocol`` (check
+                ``capability``) when the handler does not serve URL elicitation;
+                ``refused`` (check ``url``) for a URL the checks refuse;
+                ``input_handler`` when the handler raises or answers badly.
+        """
+        self._ensure_open()
+        desk = self._desk
+        assert desk is not None
+        # the callbacks run as a modern round's do: on this thread, under their deadlines
+        return desk.answer_url_elicitations(error, self._clock_for(_UNSET, _UNSET))
+
     def check_input(self, method: str, params: Any) -> Union[Prepared, Refusal]:
         """Run one input request of a pending round through this client's checks (steps 1 to 3 and 5; no budget is taken).
 
@@ -651,8 +677,6 @@ def connect_http(
     headers: Optional[Mapping[str, str]] = None,
     auth: Optional[Any] = None,
     verify: Union[bool, str] = True,
-    cert: Union[None, str, tuple[str, str]] = None,
-    proxies: Optional[Mapping[str, str]] = None,
     pool_size: int = 64,
     **options: Any,
 ) -> Client:
@@ -668,13 +692,6 @@ def connect_http(
             takes it: True (the CA bundle ``requests`` uses), or the path of a
             PEM file of the certificate authorities to trust (a company's, or
             a test one). False turns the check off: never against a real server.
-        cert: the client certificate a server that asks for one (mutual TLS)
-            gets, as ``requests`` takes it: the path of a PEM file holding the
-            certificate and its key, or a ``(certificate, key)`` pair of paths.
-        proxies: the proxies to reach the server through, as ``requests``
-            takes them (``{"https": "http://proxy.example:3128"}``); they win
-            over ``HTTP_PROXY``/``HTTPS_PROXY``, which still serve the schemes
-            left out (docs/http.md#client-certificates-and-proxies).
         pool_size: the connections to the server kept open for reuse, an int
             from 1 to 1024. Each call holds one while it runs (a legacy client
             also one for its GET stream), so one for each thread that calls at
@@ -689,6 +706,6 @@ def connect_http(
     """
     from .transports.http import HttpTransport
 
-    client = Client(HttpTransport(url, headers=headers, auth=auth, verify=verify, cert=cert, proxies=proxies, pool_size=pool_size), **options)
+    client = Client(HttpTransport(url, headers=headers, auth=auth, verify=verify, pool_size=pool_size), **options)
     client.open()
     return client

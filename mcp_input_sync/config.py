@@ -8,12 +8,12 @@ Shapes read (docs/config.md has an example of each):
   ``.mcp.json``), ``{"servers": {NAME: {...}}}`` (VS Code's ``mcp.json``),
   and ``{"mcp": {"servers": {...}}}`` (VS Code's ``settings.json``);
 * a server is ``{"command", "args", "env", "cwd", "envFile", "inheritEnv"}`` (stdio) or ``{"url", "headers",
-  "oauth", "poolSize", "cert", "proxies"}``; ``"type"`` says which (``"stdio"``, ``"http"``, ``"streamable-http"``, ``"sse"``), and
+  "oauth", "poolSize"}``; ``"type"`` says which (``"stdio"``, ``"http"``, ``"streamable-http"``, ``"sse"``), and
   without it ``command`` means stdio and ``url`` means Streamable HTTP, as the editors read it;
 * comments and trailing commas, which VS Code allows, are read.
 
 Placeholders, in ``command``, ``args``, ``env``, ``cwd``, ``envFile``,
-``url``, ``headers``, ``cert`` and ``proxies``: ``${VAR}``, ``${VAR:-default}``, ``${env:VAR}``,
+``url`` and ``headers``: ``${VAR}``, ``${VAR:-default}``, ``${env:VAR}``,
 ``${input:ID}`` (asks the ``prompt`` given to :func:`load_config`),
 ``${workspaceFolder}`` and ``${userHome}``. A variable that is not set and
 has no default is a :class:`ConfigError` naming it and its server, raised
@@ -37,7 +37,6 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Callable, Collection, Mapping, NamedTuple, Optional, Union
 
-from ._config_http import http_cert, http_proxies
 from ._protocol.jsonc import strip_jsonc  # pure and stdlib-only, as this module is
 
 __all__ = ["ConfigError", "HttpServer", "Outline", "ServerConfig", "SseServer", "StdioServer", "find_config", "load_config", "outline", "read_config"]
@@ -50,7 +49,7 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PLACEHOLDER = re.compile(r"\$\{([^{}]*)\}")
 _CONTROL = re.compile(r"[\r\n\x00]")
 _STDIO_KEYS = frozenset({"type", "command", "args", "env", "cwd", "envFile", "inheritEnv"})
-_HTTP_KEYS = frozenset({"type", "url", "headers", "oauth", "poolSize", "cert", "proxies"})
+_HTTP_KEYS = frozenset({"type", "url", "headers", "oauth", "poolSize"})
 
 Prompt = Callable[[str, Mapping[str, Any]], Optional[str]]
 
@@ -116,7 +115,6 @@ def secrets_of(server: "ServerConfig") -> list[str]:
         values.append(getattr(server, slot, None))
     values += list(getattr(server, "args", ()))
     values += list(getattr(server, "env", {}).values()) + list(getattr(server, "headers", {}).values())
-    values += list((getattr(server, "proxies", None) or {}).values())
     oauth = getattr(server, "oauth", None) or {}
     values += [v for v in oauth.values() if isinstance(v, str)] + [x for v in oauth.values() if isinstance(v, list) for x in v]
     for value in values:
@@ -211,33 +209,25 @@ class StdioServer(ServerConfig):
 
 class HttpServer(ServerConfig):
     """A Streamable HTTP server: ``url``, ``headers`` sent with every request, ``oauth``, the file's OAuth settings
-    for it (``clientId``, ``clientSecret``, ``issuer``, ``scopes``) or None, ``pool_size`` (``"poolSize"``) or None,
-    ``cert`` (a client certificate: a PEM file, or a certificate and key pair, paths from the file's folder) and
-    ``proxies`` (scheme to proxy URL), as ``connect_http`` takes them."""
+    for it (``clientId``, ``clientSecret``, ``issuer``, ``scopes``) or None, and ``pool_size`` (``"poolSize"``) or None."""
 
-    __slots__ = ("url", "headers", "oauth", "pool_size", "cert", "proxies")
+    __slots__ = ("url", "headers", "oauth", "pool_size")
     kind = "http"
     url: str
     headers: Mapping[str, str]
     oauth: Optional[Mapping[str, Any]]
     pool_size: Optional[int]
-    cert: Union[None, str, tuple[str, str]]
-    proxies: Optional[Mapping[str, str]]
 
     def __init__(self, name: str, url: str, headers: Optional[Mapping[str, str]] = None, oauth: Optional[Mapping[str, Any]] = None,
-                 *, source: Optional[str] = None, extra: Optional[Mapping[str, Any]] = None, pool_size: Optional[int] = None,
-                 cert: Union[None, str, tuple[str, str]] = None, proxies: Optional[Mapping[str, str]] = None) -> None:
+                 *, source: Optional[str] = None, extra: Optional[Mapping[str, Any]] = None, pool_size: Optional[int] = None) -> None:
         super().__init__(name, source, extra or {})
-        for slot, value in (("url", url), ("headers", MappingProxyType(dict(headers or {}))), ("pool_size", pool_size), ("cert", cert),
-                            ("oauth", None if oauth is None else MappingProxyType(dict(oauth))),
-                            ("proxies", None if proxies is None else MappingProxyType(dict(proxies)))):
+        for slot, value in (("url", url), ("headers", MappingProxyType(dict(headers or {}))), ("pool_size", pool_size),
+                            ("oauth", None if oauth is None else MappingProxyType(dict(oauth)))):
             object.__setattr__(self, slot, value)
 
     def __repr__(self) -> str:
         oauth = None if self.oauth is None else sorted(self.oauth)
-        proxies = "" if self.proxies is None else f", proxies={{{', '.join(f'{k!r}: {_shown_url(v)}' for k, v in self.proxies.items())}}}"
-        cert = "" if self.cert is None else f", cert={self.cert!r}"
-        return f"{type(self).__name__}(name={self.name!r}, url={_shown_url(self.url)}, headers={_hidden(self.headers)}, oauth={oauth!r}{cert}{proxies})"
+        return f"{type(self).__name__}(name={self.name!r}, url={_shown_url(self.url)}, headers={_hidden(self.headers)}, oauth={oauth!r})"
 
 
 class SseServer(HttpServer):
@@ -482,9 +472,7 @@ def _server(name: str, entry: Any, expander: _Expander, source: Optional[str]) -
             raise expander.error("must be a whole number from 1 to 1024", name, "poolSize")
         oauth = None if oauth is None else {key: _oauth_value(value, expander, name, f"oauth.{key}") for key, value in oauth.items()}
         extra = {k: v for k, v in entry.items() if k not in _HTTP_KEYS}
-        cert, proxies = http_cert(entry.get("cert"), expander, name), http_proxies(entry.get("proxies"), expander, name)
-        return (SseServer if kind == "sse" else HttpServer)(name, url, headers, oauth, source=source, extra=extra, pool_size=size, cert=cert,
-                                                            proxies=proxies)
+        return (SseServer if kind == "sse" else HttpServer)(name, url, headers, oauth, source=source, extra=extra, pool_size=size)
     raise expander.error(f"is {kind!r}; known types are stdio, http and sse", name, "type")
 
 

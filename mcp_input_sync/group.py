@@ -66,7 +66,7 @@ def connect(server: Union[ServerConfig, str], *, config: Optional[ConfigSource] 
     :func:`~mcp_input_sync.connect_stdio` or :func:`~mcp_input_sync.connect_http`
     (``auth=`` included, for an HTTP server: an ``OAuth`` there is refined
     by the file's ``oauth`` object for that server, e.g. its ``clientId``;
-    ``pool_size=``, ``cert=`` and ``proxies=`` default to the file's ``poolSize``, ``cert`` and ``proxies``).
+    ``pool_size=`` defaults to the file's ``poolSize``).
 
     Raises:
         ConfigError: a name that ``config`` does not hold, or no ``config`` for a name;
@@ -119,10 +119,6 @@ def _open(server: ServerConfig, handler: Any, options: dict[str, Any]) -> Client
             raise ConfigError(f"cannot be used: {exc}", file=server.source, server=server.name, key="oauth") from None
     if server.pool_size is not None:  # the file's "poolSize"; a pool_size= of the host's wins
         options.setdefault("pool_size", server.pool_size)
-    if server.cert is not None:  # the file's client certificate and proxies; the host's own win
-        options.setdefault("cert", server.cert)
-    if server.proxies is not None:
-        options.setdefault("proxies", dict(server.proxies))
     return connect_http(server.url, headers=dict(server.headers) or None, handler=handler, **options)
 
 

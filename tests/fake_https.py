@@ -44,22 +44,14 @@ def _is_answer(message: JsonDict) -> bool:
 class FakeOverHttps:
     """``fake`` (era ``"legacy"``) at ``url`` over HTTPS; trust ``ca_path`` to reach it."""
 
-    def __init__(
-        self, fake: FakeServer, ca_dir: Path, *, timeout: float = 20.0, names: tuple[str, ...] = ("127.0.0.1",),
-        client_ca: Optional[trustme.CA] = None,
-    ) -> None:
-        """``names``: what the server's certificate is issued for; ``client_ca``: the handshake requires a client
-        certificate that CA issued (mutual TLS)."""
+    def __init__(self, fake: FakeServer, ca_dir: Path, *, timeout: float = 20.0) -> None:
         if fake.era != "legacy":
             raise ValueError("the HTTPS bridge serves a legacy-era fake (handshake, SSE answers)")
         self.fake = fake
         self.timeout = timeout
         authority = trustme.CA()
         tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        authority.issue_cert(*names).configure_cert(tls)
-        if client_ca is not None:
-            tls.verify_mode = ssl.CERT_REQUIRED
-            client_ca.configure_trust(tls)
+        authority.issue_cert("127.0.0.1").configure_cert(tls)
         #: The PEM certificate of the CA that issued the server's certificate.
         self.ca_path: Path = ca_dir / "test-ca.pem"
         authority.cert_pem.write_to_path(str(self.ca_path))

@@ -175,9 +175,7 @@ DIRECTIVE = re.compile(r"\s*(doc-[a-z-]+):\s*(.*?)\s*\Z", re.S)
 FENCE = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 
 #: The blocks that are only compiled, by test id, with why. The marks in the pages must match.
-SKIPPED: dict[str, str] = {
-    "http.md:3": "a server that asks for a client certificate, behind a proxy (tests/test_http_tls_proxy.py runs one)",
-}
+SKIPPED: dict[str, str] = {}
 
 
 class Block(NamedTuple):

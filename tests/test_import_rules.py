@@ -229,9 +229,8 @@ def test_rule_11_oauth_leans_on_the_pure_core_the_runtime_errors_and_the_http_tr
 
 
 def test_rule_12_config_reads_files_with_the_stdlib_alone() -> None:
-    # its JSONC reader, pure and stdlib-only; its HTTP entries' certificate and proxies, stdlib-only
-    assert GRAPH[P + "config"] <= {P + "_protocol", P + "_protocol.jsonc", P + "_config_http"}
-    assert GRAPH[P + "_protocol.jsonc"] == set() and GRAPH[P + "_config_http"] == set()
+    assert GRAPH[P + "config"] <= {P + "_protocol", P + "_protocol.jsonc"}  # its JSONC reader, pure and stdlib-only
+    assert GRAPH[P + "_protocol.jsonc"] == set()
 
 
 def test_rule_12_the_group_opens_servers_through_the_public_client_only() -> None:

@@ -42,7 +42,6 @@ pool is full" warning) and the reading of a response body as it arrives
 from __future__ import annotations
 
 import functools
-import os
 import queue
 import time
 from datetime import timedelta
@@ -160,33 +159,31 @@ class Route:
 
     __slots__ = ("url", "settings", "found_auth")
 
-    def __init__(self, session: requests.Session, url: str, verify: Any, proxies: Optional[Mapping[str, str]] = None, cert: Any = None) -> None:
+    def __init__(self, session: requests.Session, url: str, verify: Any) -> None:
         probe = requests.PreparedRequest()
         probe.prepare_url(url, session.params)
         assert probe.url is not None
         #: The URL as ``prepare_url`` writes it (IDNA host, quoted path, the session's params).
         self.url: str = probe.url
-        #: ``proxies``, ``stream``, ``verify``, ``cert`` as ``Session.request`` would pass them: explicit
-        #: ``proxies`` win over the environment's (which still fill the schemes they leave out), as requests does.
-        self.settings: dict[str, Any] = dict(session.merge_environment_settings(self.url, dict(proxies or {}), True, verify, cert))
+        #: ``proxies``, ``stream``, ``verify``, ``cert`` as ``Session.request`` would pass them.
+        self.settings: dict[str, Any] = dict(session.merge_environment_settings(self.url, {}, True, verify, None))
         #: Credentials from ``~/.netrc`` (when the session trusts the environment), else the URL's.
         netrc = get_netrc_auth(url) if session.trust_env else None
         from_url = get_auth_from_url(self.url)
         self.found_auth: Any = netrc or (from_url if any(from_url) else None)
 
 
-def proxy_for(session: requests.Session, url: str, verify: Any, explicit: Optional[Mapping[str, str]] = None) -> Optional[str]:
+def proxy_for(session: requests.Session, url: str, verify: Any) -> Optional[str]:
     """The origin of the proxy that carries requests to ``url`` (never its credentials), or None.
 
-    ``explicit`` proxies (the transport's ``proxies``), the session's, and
-    the environment's (``HTTP(S)_PROXY``, ``NO_PROXY``) when the session
-    trusts it. A proxied request goes through ``urllib3``'s own pools, whose
-    connections an :class:`~mcp_input_sync.transports._abortable.Abort`
-    cannot reach.
+    The session's ``proxies``, and the environment's (``HTTP(S)_PROXY``,
+    ``NO_PROXY``) when the session trusts it. A proxied request goes through
+    ``urllib3``'s own pools, whose connections an
+    :class:`~mcp_input_sync.transports._abortable.Abort` cannot reach.
     """
     from requests.utils import select_proxy
 
-    proxies = session.merge_environment_settings(url, dict(explicit or {}), True, verify, None).get("proxies") or {}
+    proxies = session.merge_environment_settings(url, {}, True, verify, None).get("proxies") or {}
     proxy = select_proxy(url, proxies)
     if not proxy:
         return None
@@ -236,22 +233,17 @@ class Endpoint:
     """Every request to one MCP endpoint: through :func:`send` when the session is plain, redirects
     followed only within the endpoint's origin."""
 
-    def __init__(
-        self, session: requests.Session, url: str, origin: str, verify: Any, proxies: Optional[Mapping[str, str]] = None, cert: Any = None
-    ) -> None:
+    def __init__(self, session: requests.Session, url: str, origin: str, verify: Any) -> None:
         self.session = session
         self.url = url
         self.origin = origin
         self.verify = verify
-        #: The transport's explicit ``proxies`` and client certificate (``cert``), as requests takes them.
-        self.proxies = dict(proxies) if proxies else None
-        self.cert = cert
         #: The session sends as requests.Session does: requests go out through :func:`send`.
         self.plain = is_plain(session)
         #: URL -> what its requests share, worked out on first use.
         self.routes: dict[str, Route] = {}
         #: The origin of the proxy that carries the requests (:func:`proxy_for`), as the environment says now; None: none.
-        self.proxy = proxy_for(session, url, verify, self.proxies)
+        self.proxy = proxy_for(session, url, verify)
 
     def request(
         self, verb: str, headers: Mapping[str, str], data: Optional[bytes], timeouts: tuple[float, float],
@@ -288,14 +280,14 @@ class Endpoint:
             if self.plain:  # the same request, without the per-request work that gives the same answer
                 route = self.routes.get(url)
                 if route is None:
-                    route = self.routes[url] = Route(session, url, self.verify, self.proxies, self.cert)
+                    route = self.routes[url] = Route(session, url, self.verify)
                 response = hold_location(send(session, route, verb, headers, data, timeouts))
             else:
                 # a request's hooks replace the session's: the session's go first, as on the other path
                 hooks = [*session.hooks.get("response", ()), hold_location]
                 response = session.request(
                     verb, url, data=data, headers=headers, timeout=timeouts, stream=True, verify=self.verify,
-                    allow_redirects=False, hooks={"response": hooks}, proxies=self.proxies, cert=self.cert,
+                    allow_redirects=False, hooks={"response": hooks},
                 )
             if not held:
                 return response
@@ -360,48 +352,3 @@ def read_body(response: "requests.Response", limit: int) -> bytes:
             raise LimitExceeded("message_bytes", f"an HTTP body is over {say('limit_name', 'message_bytes', limit='message_bytes')}={limit}")
         parts.append(chunk)
     return b"".join(parts)
-
-
-def checked_cert(cert: Any) -> Any:
-    """``cert`` as requests takes it (a PEM file with the certificate and its key, or a ``(certificate, key)``
-    pair of files), each file found; None: no client certificate.
-
-    Raises:
-        TypeError: neither a path nor a pair of paths.
-        ValueError: a file that does not exist (named).
-    """
-    if cert is None:
-        return None
-    paths = list(cert) if isinstance(cert, (tuple, list)) else [cert]
-    if len(paths) not in (1, 2) or not all(isinstance(p, (str, os.PathLike)) for p in paths):
-        raise TypeError("cert must be the path of a PEM file, or a (certificate, key) pair of paths")
-    for path in paths:
-        if not os.path.isfile(path):
-            raise ValueError(f"cert: no such file: {reflect.text(os.fspath(path), 300)!r}")
-    return tuple(os.fspath(p) for p in paths) if len(paths) == 2 else os.fspath(paths[0])
-
-
-def checked_proxies(proxies: Any) -> Optional[dict[str, str]]:
-    """``proxies`` as requests takes them (``{"https": "http://proxy:3128"}``; a key is a scheme, or
-    ``scheme://host`` for one host), each URL checked; None: only the environment's.
-
-    Raises:
-        TypeError: not a mapping of strings.
-        ValueError: a proxy that is not an http, https or socks URL (named without its credentials).
-    """
-    if proxies is None:
-        return None
-    if not isinstance(proxies, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in proxies.items()):
-        raise TypeError('proxies must map a scheme to a proxy URL, e.g. {"https": "http://proxy.example:3128"}')
-    for key, value in proxies.items():
-        scheme = urlsplit(value).scheme
-        if scheme not in ("http", "https", "socks5", "socks5h", "socks4", "socks4a") or not urlsplit(value).hostname:
-            raise ValueError(f"proxies[{key!r}] is not a proxy URL (http://host:port): {shown_proxy(value)!r}")
-    return dict(proxies)
-
-
-def shown_proxy(url: str) -> str:
-    """A proxy URL for a message: no user name or password."""
-    scheme, sep, rest = url.partition("://")
-    host = rest.split("/", 1)[0].rsplit("@", 1)[-1]
-    return reflect.text(scheme + sep + host, 200) if sep else "a proxy"

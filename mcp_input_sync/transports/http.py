@@ -89,8 +89,7 @@ class HttpTransport(Transport):
     its own session, else posted on a thread of its own. Either way a
     failure reaches the ``on_lost`` of :meth:`configure`. Without
     ``request_threads`` every message is posted on the caller's thread,
-    unbounded, and a failure is raised from :meth:`send`. ``verify``,
-    ``cert`` (a client certificate) and ``proxies`` are as requests takes them.
+    unbounded, and a failure is raised from :meth:`send`.
     """
 
     #: Server requests are tied to the call whose POST stream carried them.
@@ -114,19 +113,14 @@ class HttpTransport(Transport):
         session: Optional["requests.Session"] = None,
         request_threads: bool = True,
         pool_size: int = 64,
-        cert: Any = None,
-        proxies: Optional[Mapping[str, str]] = None,
     ) -> None:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"not an http(s) URL: {url!r}")
-        from ._send import Endpoint, checked_cert, checked_proxies, pooled_session
-
-        cert, proxies = checked_cert(cert), checked_proxies(proxies)
         #: What :meth:`fresh` builds again from (the caller's session, if any, is reused).
         self._settings: dict[str, Any] = dict(
             headers=headers, auth=auth, verify=verify, connect_timeout=connect_timeout, read_timeout=read_timeout,
-            session=session, request_threads=request_threads, pool_size=pool_size, cert=cert, proxies=proxies,
+            session=session, request_threads=request_threads, pool_size=pool_size,
         )
         self.url = url
         #: What the client remembers the endpoint's era by, this process (docs/reference.md#era-detection).
@@ -136,6 +130,7 @@ class HttpTransport(Transport):
         #: The server's origin (``scheme://host[:port]``), for URL elicitation checks.
         self.origin = origin_of(url)
         self.default_server_id = self.origin
+        from ._send import Endpoint, pooled_session
 
         # pool_size sizes the session the transport makes; a session of the caller's keeps its own adapters
         self._session = pooled_session(pool_size) if session is None else session
@@ -147,7 +142,7 @@ class HttpTransport(Transport):
         #: REQUESTS_CA_BUNDLE, which requests would otherwise let win, cannot override it.
         self._verify: Any = None if verify is True else verify
         #: Every request goes out through it: what a URL's requests share, redirects (_send.py).
-        self._endpoint = Endpoint(self._session, url, self.origin, self._verify, proxies, cert)
+        self._endpoint = Endpoint(self._session, url, self.origin, self._verify)
         #: No proxy carries the requests (HTTP(S)_PROXY): their connections are the transport's to abort.
         self._direct = self._own_session and self._endpoint.proxy is None
         #: An OAuth provider, which sets the Authorization header of every request itself.

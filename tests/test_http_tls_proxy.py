@@ -1,4 +1,5 @@
-"""Client certificates (mutual TLS) and explicit proxies over HTTP: ``connect_http(cert=..., proxies=...)`` (issue 34, item 6).
+"""Client certificates (mutual TLS) and explicit proxies over HTTP: ``connect_http(cert=..., proxies=...)``,
+and ``OAuth(proxies=...)`` (issue 34, item 6).
 
 The mutual-TLS server is the testing kit's fake served over HTTPS (tests/fake_https.py), asking every client
 for a certificate from a test CA (``ssl.CERT_REQUIRED``); the plain-HTTP server is the official SDK's legacy
@@ -19,6 +20,7 @@ import pytest
 import trustme
 
 import mcp_input_sync as mis
+from mcp_input_sync.oauth import Headless, OAuth
 from mcp_input_sync.testing import ToolCall
 from mcp_input_sync.transports.http import HttpTransport
 
@@ -26,6 +28,7 @@ from .fake_https import FakeOverHttps
 from .forward_proxy import ForwardProxy
 from .harness import recorded_server, schema_errors, tool_text
 from .http_peers import http_peer
+from .oauth_peer import OAuthPeer
 
 #: A name only the test proxy resolves (to 127.0.0.1).
 PROXIED = "mcp.proxied.test"
@@ -281,3 +284,21 @@ def test_a_client_that_reconnects_goes_through_the_proxy_with_its_certificate(mt
         client.close()
         first.close()
     assert [seen.body.get("method") for seen in mtls.requests if seen.verb == "POST"].count("initialize") == 2  # a second handshake
+
+
+# ---------------------------------------------------------------------------- OAuth
+
+
+def test_oauths_proxies_carry_the_authorization_exchanges(proxy: ForwardProxy) -> None:
+    peer = OAuthPeer()
+    try:
+        proxies: dict[str, Optional[str]] = {"http": proxy.url}
+        with mis.connect_http(peer.url, auth=OAuth(consent=Headless(), timeout=5.0, proxies=proxies), proxies=proxies, protocol="legacy") as client:
+            assert client.call_tool("whoami", {})["content"][0]["text"]
+        paths = {urlsplit(passed.target).path for passed in proxy.carried()}
+        assert {"/mcp", "/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-authorization-server", "/register", "/authorize", "/token"} <= paths
+        assert len(proxy.carried()) == len(peer.seen)  # nothing reached the peer past the proxy
+    finally:
+        peer.close()
+    with pytest.raises(TypeError, match="proxies must be a mapping"):
+        OAuth(proxies="http://proxy.example.com:3128")  # type: ignore[arg-type]

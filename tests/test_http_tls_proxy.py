@@ -1,5 +1,5 @@
 """Client certificates (mutual TLS) and explicit proxies over HTTP: ``connect_http(cert=..., proxies=...)``,
-and ``OAuth(proxies=...)`` (issue 34, item 6).
+the same in a configuration file's entry, and ``OAuth(proxies=...)`` (issue 34, item 6).
 
 The mutual-TLS server is the testing kit's fake served over HTTPS (tests/fake_https.py), asking every client
 for a certificate from a test CA (``ssl.CERT_REQUIRED``); the plain-HTTP server is the official SDK's legacy
@@ -286,7 +286,7 @@ def test_a_client_that_reconnects_goes_through_the_proxy_with_its_certificate(mt
     assert [seen.body.get("method") for seen in mtls.requests if seen.verb == "POST"].count("initialize") == 2  # a second handshake
 
 
-# ---------------------------------------------------------------------------- OAuth
+# ---------------------------------------------------------------------------- OAuth, and configuration files
 
 
 def test_oauths_proxies_carry_the_authorization_exchanges(proxy: ForwardProxy) -> None:
@@ -302,3 +302,46 @@ def test_oauths_proxies_carry_the_authorization_exchanges(proxy: ForwardProxy) -
         peer.close()
     with pytest.raises(TypeError, match="proxies must be a mapping"):
         OAuth(proxies="http://proxy.example.com:3128")  # type: ignore[arg-type]
+
+
+def test_a_configuration_files_cert_and_proxies_reach_the_server_and_its_authorization_server(
+    tmp_path: Path, mtls: FakeOverHttps, identity: Identity, proxy: ForwardProxy
+) -> None:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "certs").mkdir()
+    (folder / "certs" / "alice.pem").write_bytes(identity.pem.read_bytes())
+    peer = OAuthPeer()
+    try:
+        peer.machine_secrets = {"worker": "w-s3cret"}
+        config = folder / ".mcp.json"
+        entries: dict[str, Any] = {
+            "secure": {"url": proxied(mtls.url), "cert": "certs/alice.pem", "proxies": {"https": proxy.url_with("alice", PASSWORD)}},
+            "granted": {"url": peer.url, "proxies": {"http": proxy.url},
+                        "oauth": {"grant": "client_credentials", "clientId": "worker", "clientSecret": "w-s3cret", "issuer": peer.origin}},
+        }
+        config.write_text(json.dumps({"mcpServers": entries}))
+        servers = mis.load_config(config)
+        assert servers["secure"].cert == str(folder / "certs" / "alice.pem")  # type: ignore[attr-defined]
+        assert PASSWORD not in repr(servers["secure"]) and "'https': 'http://***@127.0.0.1:" in repr(servers["secure"])
+        with mis.connect("secure", config=config, verify=str(mtls.ca_path)) as client:
+            assert tool_text(client.call_tool("hello", {"who": "file"})) == "hello file"
+        assert proxy.carried("CONNECT")
+        with mis.connect(servers["granted"], protocol="legacy") as client:
+            assert client.call_tool("whoami", {})["content"][0]["text"] == "mcp"
+        forwarded = [p.target for p in proxy.carried("forward")]
+        assert f"{peer.origin}/token" in forwarded and peer.url in forwarded, forwarded
+        assert len(forwarded) == len(peer.seen)
+    finally:
+        peer.close()
+
+
+def test_proxies_given_to_connect_win_over_the_files(sdk_url: str, proxy: ForwardProxy) -> None:
+    with ForwardProxy(hosts=HOSTS) as filed:
+        servers = mis.load_config({"mcpServers": {"sdk": {"url": proxied(sdk_url), "proxies": {"http": filed.url}}}})
+        with mis.connect(servers["sdk"], proxies={"http": proxy.url}) as client:
+            client.list_tools()
+        assert proxy.carried() and filed.carried() == []
+        with mis.connect(servers["sdk"]) as client:
+            client.list_tools()
+        assert filed.carried()

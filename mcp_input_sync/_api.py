@@ -1,5 +1,5 @@
 """The public calls' signatures: ``call_tool``, ``read_resource`` and ``get_prompt``,
-then ``resume`` and ``await_task``.
+then ``handle_url_elicitations``, ``resume`` and ``await_task``.
 
 Their overloads (a ``PendingCall`` only with ``defer_input``) take more room
 than what they do, which is one line each: :class:`CallsAPI` is mixed into
@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 import threading
 from functools import partial
-from typing import Any, Callable, Literal, Mapping, Optional, Protocol, Union, overload
+from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Optional, Protocol, Union, overload
 
 from ._cache import CacheMode, ResponseCache, mode_for
 from ._calls import CallSpec, ProgressCallback
@@ -20,6 +20,10 @@ from ._protocol.deadlines import CallClock
 from ._protocol.jsonrpc import JsonDict
 from ._protocol.modern import PendingCall
 from ._protocol.requestmeta import with_user_meta
+from .errors import ClientError
+
+if TYPE_CHECKING:
+    from ._input import InputDesk
 
 
 class Resumer(Protocol):
@@ -52,6 +56,8 @@ class CallsAPI:
     ]
     #: Supplied by the client: the kept listings and reads (the ``cache`` option; None: off).
     _cache: Optional[ResponseCache]
+    #: Supplied by the client: its input desk once open (None before).
+    _desk: "Optional[InputDesk]"
     #: Supplied by the client: ``_check_output(tool, result, timeout)`` checks ``structuredContent``
     #: against the tool's ``outputSchema`` and returns the result.
     _check_output: Callable[[str, JsonDict, Seconds], JsonDict]
@@ -230,6 +236,32 @@ class CallsAPI:
             params["arguments"] = dict(arguments)
         return self._call("prompts/get", _meta(params, meta), timeout, max_total_timeout, assigns, progress, cancel, defer_input, True, reset_timeout_on_progress, False, None)
 
+
+    def handle_url_elicitations(self, error: ClientError) -> list[JsonDict]:
+        """Answer the URL elicitations of a -32042 error through the checks and the handler.
+
+        Each entry of ``error.data["elicitations"]`` (URL mode, with an
+        ``elicitationId``) passes the capability and URL checks first, all of
+        them before any callback; then ``handle_elicitation`` runs for each, in
+        order, on the calling thread, with the client's ``assigns``; each
+        answer is validated. The library never opens a URL: the handler asks
+        the user. Retry the original call once the user is done.
+
+        Returns:
+            The ``ElicitResult`` of each entry, in order.
+
+        Raises:
+            ClientError: ``protocol`` (check ``malformed``) when ``error`` is not
+                a -32042 error with URL elicitations; ``protocol`` (check
+                ``capability``) when the handler does not serve URL elicitation;
+                ``refused`` (check ``url``) for a URL the checks refuse;
+                ``input_handler`` when the handler raises or answers badly.
+        """
+        self._ensure_open()
+        desk = self._desk
+        assert desk is not None
+        # the callbacks run as a modern round's do: on this thread, under their deadlines
+        return desk.answer_url_elicitations(error, self._clock_for(_UNSET, _UNSET))
 
     def resume(
         self,

@@ -236,8 +236,8 @@ def announce(planned: Mapping[str, Union[Outline, ConfigError]]) -> None:
     """Say on stderr what each server of a file found by itself would run, read or reach (:func:`plan`); every
     string is cleaned.
 
-    A command, its environment, each file it would read and each URL a grant posts to are shown whole, what
-    looks like a secret as ``***``. A server that cannot be described is named with why: it will neither run
+    A command, its environment, each file it would read, each URL a grant posts to and each proxy are shown
+    whole, what looks like a secret as ``***`` (a proxy's user information too). A server that cannot be described is named with why: it will neither run
     nor be reached.
     """
     for name, item in planned.items():
@@ -264,6 +264,8 @@ def announce(planned: Mapping[str, Union[Outline, ConfigError]]) -> None:
                 print(f"    oauth settings: {shown(', '.join(item.oauth))}", file=sys.stderr)
             for url, key in item.posts:
                 print(f"    oauth sends to: {_whole(url)} (in {shown(key, 100)})", file=sys.stderr)
+            for url, key in item.proxies:  # a proxy's user information and query show as ***
+                print(f"    through the proxy: {_whole(url)} (in {shown(key, 100)})", file=sys.stderr)
         for path, key in item.files:
             print(f"    reads the file: {_whole(path)} (in {shown(key, 100)})", file=sys.stderr)
         if item.reads:

@@ -465,32 +465,6 @@ class Client(CallsAPI, SurfaceAPI):
             raise TypeError("reset_timeout_on_progress must be a bool or None")
         return CallClock(_clock.monotonic(), wait_s, total_s, resets)
 
-    def handle_url_elicitations(self, error: ClientError) -> list[JsonDict]:
-        """Answer the URL elicitations of a -32042 error through the checks and the handler.
-
-        Each entry of ``error.data["elicitations"]`` (URL mode, with an
-        ``elicitationId``) passes the capability and URL checks first, all of
-        them before any callback; then ``handle_elicitation`` runs for each, in
-        order, on the calling thread, with the client's ``assigns``; each
-        answer is validated. The library never opens a URL: the handler asks
-        the user. Retry the original call once the user is done.
-
-        Returns:
-            The ``ElicitResult`` of each entry, in order.
-
-        Raises:
-            ClientError: ``protocol`` (check ``malformed``) when ``error`` is not
-                a -32042 error with URL elicitations; ``protocol`` (check
-                ``capability``) when the handler does not serve URL elicitation;
-                ``refused`` (check ``url``) for a URL the checks refuse;
-                ``input_handler`` when the handler raises or answers badly.
-        """
-        self._ensure_open()
-        desk = self._desk
-        assert desk is not None
-        # the callbacks run as a modern round's do: on this thread, under their deadlines
-        return desk.answer_url_elicitations(error, self._clock_for(_UNSET, _UNSET))
-
     def check_input(self, method: str, params: Any) -> Union[Prepared, Refusal]:
         """Run one input request of a pending round through this client's checks (steps 1 to 3 and 5; no budget is taken).
 
@@ -677,6 +651,8 @@ def connect_http(
     headers: Optional[Mapping[str, str]] = None,
     auth: Optional[Any] = None,
     verify: Union[bool, str] = True,
+    cert: Union[None, str, "os.PathLike[str]", tuple[str, str]] = None,
+    proxies: Optional[Mapping[str, Optional[str]]] = None,
     pool_size: int = 64,
     **options: Any,
 ) -> Client:
@@ -692,6 +668,14 @@ def connect_http(
             takes it: True (the CA bundle ``requests`` uses), or the path of a
             PEM file of the certificate authorities to trust (a company's, or
             a test one). False turns the check off: never against a real server.
+        cert: a client certificate for a server that asks for one (mutual TLS), as
+            ``requests`` takes it: the path of a PEM file with the certificate and
+            its unencrypted key, or a ``(certificate, key)`` pair of paths.
+        proxies: the proxies requests go through, as ``requests`` takes them, e.g.
+            ``{"https": "http://proxy.example.com:3128"}`` (keys ``http``, ``https``,
+            ``all``, each may add ``://host``). They win over ``HTTP(S)_PROXY``;
+            ``NO_PROXY`` does not apply to them. ``OAuth(proxies=...)`` carries the
+            authorization exchanges (docs/http.md#client-certificates-and-proxies).
         pool_size: the connections to the server kept open for reuse, an int
             from 1 to 1024. Each call holds one while it runs (a legacy client
             also one for its GET stream), so one for each thread that calls at
@@ -702,10 +686,13 @@ def connect_http(
     Raises:
         ClientError: ``transport`` when the server cannot be reached, ``auth``
             for 401 or 403, ``protocol`` when no version can be agreed.
-        TypeError, ValueError: ``pool_size`` is not an int, or out of range.
+        TypeError, ValueError: ``pool_size`` is not an int, or out of range; ``cert``
+            or ``proxies`` is not of those forms, or a file ``cert`` names does not exist.
     """
+    from .transports._send import route_settings
     from .transports.http import HttpTransport
 
-    client = Client(HttpTransport(url, headers=headers, auth=auth, verify=verify, pool_size=pool_size), **options)
+    route_settings(cert, proxies, files=True)  # a missing certificate file is said before anything is sent
+    client = Client(HttpTransport(url, headers=headers, auth=auth, verify=verify, pool_size=pool_size, cert=cert, proxies=proxies), **options)
     client.open()
     return client

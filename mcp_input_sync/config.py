@@ -8,13 +8,14 @@ Shapes read (docs/config.md has an example of each):
   ``.mcp.json``), ``{"servers": {NAME: {...}}}`` (VS Code's ``mcp.json``),
   and ``{"mcp": {"servers": {...}}}`` (VS Code's ``settings.json``);
 * a server is ``{"command", "args", "env", "cwd", "envFile", "inheritEnv"}`` (stdio) or ``{"url", "headers",
-  "oauth", "poolSize"}``; ``"type"`` says which (``"stdio"``, ``"http"``, ``"streamable-http"``, ``"sse"``), and
-  without it ``command`` means stdio and ``url`` means Streamable HTTP, as the editors read it;
+  "oauth", "poolSize", "cert", "proxies"}``; ``"type"`` says which (``"stdio"``, ``"http"``,
+  ``"streamable-http"``, ``"sse"``), and without it ``command`` means stdio and ``url`` means Streamable
+  HTTP, as the editors read it; a relative path (``envFile``, ``cert``) is taken from ``${workspaceFolder}``;
 * comments and trailing commas, which VS Code allows, are read.
 
 Placeholders, in ``command``, ``args``, ``env``, ``cwd``, ``envFile``,
-``url`` and ``headers``: ``${VAR}``, ``${VAR:-default}``, ``${env:VAR}``,
-``${input:ID}`` (asks the ``prompt`` given to :func:`load_config`),
+``url``, ``headers``, ``cert`` and ``proxies``: ``${VAR}``, ``${VAR:-default}``,
+``${env:VAR}``, ``${input:ID}`` (asks the ``prompt`` given to :func:`load_config`),
 ``${workspaceFolder}`` and ``${userHome}``. A variable that is not set and
 has no default is a :class:`ConfigError` naming it and its server, raised
 while the file is read (or, with ``errors=``, kept for that server alone):
@@ -25,7 +26,8 @@ anything, for a host to show before it reads a file it did not write.
 
 Every failure is a :class:`ConfigError` that names the file, the server and the key, with the file's escape codes
 written out. Unknown keys are kept (``extra``) and otherwise ignored. The reprs show where a value came from
-(``"${API_KEY}"``), never the value of a variable, and hide the values of ``env`` and ``headers``.
+(``"${API_KEY}"``), never the value of a variable, and hide the values of ``env`` and ``headers`` and a
+URL's (a proxy's too) user information and query.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Callable, Collection, Mapping, NamedTuple, Optional, Union
 
+from ._config_values import cert_of, local_path, masked_url, proxies_of, route_repr, string_map  # stdlib-only too
 from ._protocol.jsonc import strip_jsonc  # pure and stdlib-only, as this module is
 
 __all__ = ["ConfigError", "HttpServer", "Outline", "ServerConfig", "SseServer", "StdioServer", "find_config", "load_config", "outline", "read_config"]
@@ -47,9 +50,8 @@ CONFIG_FILES = (".mcp.json", "mcp.json")
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PLACEHOLDER = re.compile(r"\$\{([^{}]*)\}")
-_CONTROL = re.compile(r"[\r\n\x00]")
 _STDIO_KEYS = frozenset({"type", "command", "args", "env", "cwd", "envFile", "inheritEnv"})
-_HTTP_KEYS = frozenset({"type", "url", "headers", "oauth", "poolSize"})
+_HTTP_KEYS = frozenset({"type", "url", "headers", "oauth", "poolSize", "cert", "proxies"})
 
 Prompt = Callable[[str, Mapping[str, Any]], Optional[str]]
 
@@ -113,7 +115,9 @@ def secrets_of(server: "ServerConfig") -> list[str]:
     values: list[Any] = []
     for slot in ("command", "cwd", "url"):
         values.append(getattr(server, slot, None))
-    values += list(getattr(server, "args", ()))
+    cert = getattr(server, "cert", None)
+    values += list(getattr(server, "args", ())) + ([cert] if isinstance(cert, str) else list(cert or ()))
+    values += list((getattr(server, "proxies", None) or {}).values())
     values += list(getattr(server, "env", {}).values()) + list(getattr(server, "headers", {}).values())
     oauth = getattr(server, "oauth", None) or {}
     values += [v for v in oauth.values() if isinstance(v, str)] + [x for v in oauth.values() if isinstance(v, list) for x in v]
@@ -135,13 +139,7 @@ def _hidden(mapping: Mapping[str, str]) -> str:
 
 def _shown_url(value: str) -> str:
     """A URL for a repr: its template, with any user information and query hidden."""
-    template = str(getattr(value, "template", value))
-    scheme, sep, rest = template.partition("://")
-    if sep and "@" in rest.split("/", 1)[0]:
-        rest = "***@" + rest.split("@", 1)[1]
-    if "?" in rest:
-        rest = rest.split("?", 1)[0] + "?***"
-    return repr(scheme + sep + rest)
+    return repr(masked_url(value))
 
 
 class ServerConfig:
@@ -209,25 +207,32 @@ class StdioServer(ServerConfig):
 
 class HttpServer(ServerConfig):
     """A Streamable HTTP server: ``url``, ``headers`` sent with every request, ``oauth``, the file's OAuth settings
-    for it (``clientId``, ``clientSecret``, ``issuer``, ``scopes``) or None, and ``pool_size`` (``"poolSize"``) or None."""
+    for it (``clientId``, ``clientSecret``, ``issuer``, ``scopes``) or None, ``pool_size`` (``"poolSize"``) or None,
+    ``cert`` (a client certificate's path, or the paths of the certificate and its key) or None, and ``proxies``
+    (scheme -> proxy URL, as ``requests`` takes them) or None."""
 
-    __slots__ = ("url", "headers", "oauth", "pool_size")
+    __slots__ = ("url", "headers", "oauth", "pool_size", "cert", "proxies")
     kind = "http"
     url: str
     headers: Mapping[str, str]
     oauth: Optional[Mapping[str, Any]]
     pool_size: Optional[int]
+    cert: Union[None, str, tuple[str, str]]
+    proxies: Optional[Mapping[str, str]]
 
     def __init__(self, name: str, url: str, headers: Optional[Mapping[str, str]] = None, oauth: Optional[Mapping[str, Any]] = None,
-                 *, source: Optional[str] = None, extra: Optional[Mapping[str, Any]] = None, pool_size: Optional[int] = None) -> None:
+                 *, source: Optional[str] = None, extra: Optional[Mapping[str, Any]] = None, pool_size: Optional[int] = None,
+                 cert: Union[None, str, tuple[str, str]] = None, proxies: Optional[Mapping[str, str]] = None) -> None:
         super().__init__(name, source, extra or {})
         for slot, value in (("url", url), ("headers", MappingProxyType(dict(headers or {}))), ("pool_size", pool_size),
-                            ("oauth", None if oauth is None else MappingProxyType(dict(oauth)))):
+                            ("oauth", None if oauth is None else MappingProxyType(dict(oauth))), ("cert", cert),
+                            ("proxies", None if proxies is None else MappingProxyType(dict(proxies)))):
             object.__setattr__(self, slot, value)
 
     def __repr__(self) -> str:
         oauth = None if self.oauth is None else sorted(self.oauth)
-        return f"{type(self).__name__}(name={self.name!r}, url={_shown_url(self.url)}, headers={_hidden(self.headers)}, oauth={oauth!r})"
+        route = route_repr(self.cert, self.proxies)
+        return f"{type(self).__name__}(name={self.name!r}, url={_shown_url(self.url)}, headers={_hidden(self.headers)}, oauth={oauth!r}{route})"
 
 
 class SseServer(HttpServer):
@@ -401,22 +406,6 @@ def _env_value(value: str) -> str:
     return value.split(" #", 1)[0].rstrip()
 
 
-def _string_map(value: Any, expander: _Expander, server: str, key: str) -> dict[str, str]:
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise expander.error("must be an object of strings", server, key)
-    out: dict[str, str] = {}
-    for name, item in value.items():
-        if not isinstance(name, str) or not name or _CONTROL.search(name):
-            raise expander.error("has a name that is not a plain string", server, key)
-        text = expander.text(item, server, f"{key}.{name}")
-        if _CONTROL.search(text):
-            raise expander.error("holds a line break or NUL (in the file or from a variable)", server, f"{key}.{name}")
-        out[name] = text
-    return out
-
-
 def _oauth_value(value: Any, expander: _Expander, server: str, key: str) -> Any:
     """An ``oauth`` setting: strings (and lists of strings) expanded, anything else kept as it is."""
     if isinstance(value, str):
@@ -445,15 +434,11 @@ def _server(name: str, entry: Any, expander: _Expander, source: Optional[str]) -
             raise expander.error("must be a list of strings", name, "args")
         args = tuple(expander.text(arg, name, f"args[{i}]") for i, arg in enumerate(raw_args))
         env: dict[str, str] = {}
-        if entry.get("envFile") is not None and expander.dry:
-            expander.text(entry["envFile"], name, "envFile")
-        elif entry.get("envFile") is not None:
-            try:
-                env_path = Path(expander.text(entry["envFile"], name, "envFile")).expanduser()
-            except RuntimeError:  # ~user that does not exist
-                raise expander.error("names a home folder that does not exist", name, "envFile") from None
-            env.update(_env_file(env_path if env_path.is_absolute() else expander.workspace / env_path, expander, name))
-        env.update(_string_map(entry.get("env"), expander, name, "env"))
+        if entry.get("envFile") is not None:
+            env_path = local_path(entry["envFile"], expander, name, "envFile")
+            if not expander.dry:
+                env.update(_env_file(Path(env_path), expander, name))
+        env.update(string_map(entry.get("env"), expander, name, "env"))
         cwd = None if entry.get("cwd") is None else expander.text(entry["cwd"], name, "cwd")
         inherit = entry.get("inheritEnv", False)
         if not isinstance(inherit, bool):
@@ -464,15 +449,17 @@ def _server(name: str, entry: Any, expander: _Expander, source: Optional[str]) -
         url = expander.text(entry.get("url"), name, "url")
         if not url.startswith(("http://", "https://")) and not (expander.dry and url.startswith("${")):
             raise expander.error("must be an http or https URL", name, "url")
-        headers = _string_map(entry.get("headers"), expander, name, "headers")
+        headers = string_map(entry.get("headers"), expander, name, "headers")
         oauth, size = entry.get("oauth"), entry.get("poolSize")
         if oauth is not None and not isinstance(oauth, Mapping):
             raise expander.error("must be an object", name, "oauth")
         if size is not None and (type(size) is not int or not 1 <= size <= 1024):  # what connect_http's pool_size takes
             raise expander.error("must be a whole number from 1 to 1024", name, "poolSize")
         oauth = None if oauth is None else {key: _oauth_value(value, expander, name, f"oauth.{key}") for key, value in oauth.items()}
+        cert, proxies = cert_of(entry.get("cert"), expander, name), proxies_of(entry.get("proxies"), expander, name)
         extra = {k: v for k, v in entry.items() if k not in _HTTP_KEYS}
-        return (SseServer if kind == "sse" else HttpServer)(name, url, headers, oauth, source=source, extra=extra, pool_size=size)
+        return (SseServer if kind == "sse" else HttpServer)(name, url, headers, oauth, source=source, extra=extra, pool_size=size, cert=cert,
+                                                            proxies=proxies)
     raise expander.error(f"is {kind!r}; known types are stdio, http and sse", name, "type")
 
 
@@ -586,11 +573,13 @@ class Outline(NamedTuple):
     ``reads`` holds each placeholder and the key it is in, in file order:
     ``("GITHUB_TOKEN", "url")``, ``("input:token", "env.TOKEN")``,
     ``("userHome", "cwd")``. ``files`` holds each local file the server
-    would read and its key (``envFile``, ``oauth.assertionFile``,
+    would read and its key (``envFile``, ``cert``, ``oauth.assertionFile``,
     ``oauth.identityAssertionFile``, ``oauth.privateKeyFile``, a
     ``oauth.privateKey`` that is a path), ``env_values`` the values of its
-    ``env`` (in ``env``'s order), and ``posts`` each URL its ``oauth`` grant
-    names and its key (``oauth.issuer``, ``oauth.idpTokenEndpoint``...).
+    ``env`` (in ``env``'s order), ``posts`` each URL its ``oauth`` grant
+    names and its key (``oauth.issuer``, ``oauth.idpTokenEndpoint``...), and
+    ``proxies`` each proxy its requests go through (user information and
+    query as ``***``) and its key (``proxies.https``).
     Strings are as the file writes them and may hold anything: clean them
     before showing them, and mask what looks like a secret. No value of
     ``headers`` or of other ``oauth`` keys is kept.
@@ -610,6 +599,7 @@ class Outline(NamedTuple):
     files: tuple[tuple[str, str], ...] = ()
     env_values: tuple[str, ...] = ()
     posts: tuple[tuple[str, str], ...] = ()
+    proxies: tuple[tuple[str, str], ...] = ()
 
     @property
     def variables(self) -> list[str]:
@@ -659,8 +649,11 @@ def outline(source: Source, *, names: Optional[Collection[str]] = None, file: Un
             assert isinstance(described, HttpServer)
             origin, goes_on = _origin(described.url)
             read, posts = _oauth_reach(described.oauth or {})
+            cert = described.cert
+            certs = () if cert is None else ((cert, "cert"),) if isinstance(cert, str) else ((cert[0], "cert[0]"), (cert[1], "cert[1]"))
+            proxies = tuple((masked_url(url), f"proxies.{key}") for key, url in (described.proxies or {}).items() if key != "no_proxy")
             out[name] = Outline(name, described.kind, origin=origin, url_goes_on=goes_on, headers=tuple(described.headers),
-                                oauth=tuple(described.oauth or ()), reads=reads, files=read, posts=posts)
+                                oauth=tuple(described.oauth or ()), reads=reads, files=certs + read, posts=posts, proxies=proxies)
     return out
 
 

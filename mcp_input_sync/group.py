@@ -66,7 +66,8 @@ def connect(server: Union[ServerConfig, str], *, config: Optional[ConfigSource] 
     :func:`~mcp_input_sync.connect_stdio` or :func:`~mcp_input_sync.connect_http`
     (``auth=`` included, for an HTTP server: an ``OAuth`` there is refined
     by the file's ``oauth`` object for that server, e.g. its ``clientId``;
-    ``pool_size=`` defaults to the file's ``poolSize``).
+    ``pool_size=``, ``cert=`` and ``proxies=`` default to the file's ``poolSize``, ``cert`` and
+    ``proxies``; the file's ``proxies`` carry the ``OAuth``'s exchanges too, unless it has proxies of its own).
 
     Raises:
         ConfigError: a name that ``config`` does not hold, or no ``config`` for a name;
@@ -106,19 +107,24 @@ def _open(server: ServerConfig, handler: Any, options: dict[str, Any]) -> Client
         )
     assert isinstance(server, HttpServer)
     auth = options.get("auth")
-    if server.oauth and (callable(getattr(auth, "configured", None)) or (auth is None and "grant" in server.oauth)):
+    configurable = callable(getattr(auth, "configured", None))
+    if (server.oauth or server.proxies) and (configurable or (auth is None and "grant" in (server.oauth or {}))):
         try:
-            settings = oauth_settings(server)
+            settings = oauth_settings(server) if server.oauth else {}
+            if server.proxies is not None and getattr(auth, "proxies", None) is None:  # the file's proxies carry the
+                settings["proxies"] = dict(server.proxies)  # authorization exchanges too, unless the host's OAuth has its own
             if auth is None:  # a machine grant needs no OAuth of the host's: one of its own, with a memory store
                 from .oauth import OAuth
 
                 options["auth"] = OAuth(**settings)
-            else:
+            elif settings:
                 options["auth"] = auth.configured(**settings)
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"cannot be used: {exc}", file=server.source, server=server.name, key="oauth") from None
-    if server.pool_size is not None:  # the file's "poolSize"; a pool_size= of the host's wins
-        options.setdefault("pool_size", server.pool_size)
+    proxies = None if server.proxies is None else dict(server.proxies)
+    for option, value in (("pool_size", server.pool_size), ("cert", server.cert), ("proxies", proxies)):
+        if value is not None:  # the file's "poolSize", "cert" and "proxies"; the host's own options win
+            options.setdefault(option, value)
     return connect_http(server.url, headers=dict(server.headers) or None, handler=handler, **options)
 
 

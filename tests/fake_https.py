@@ -1,9 +1,12 @@
 """A legacy-era ``FakeServer`` served as a Streamable HTTP endpoint over TLS on 127.0.0.1.
 
-The certificate is issued for ``127.0.0.1`` by a throwaway certificate
-authority made with ``trustme`` (a test extra); the CA's certificate is
-written to ``ca_path``, for a client to trust. Nothing else trusts it, so a
-client that does not name it refuses the server, as TLS verification should.
+The certificate is issued for ``127.0.0.1`` (and any other ``names``) by a
+throwaway certificate authority made with ``trustme`` (a test extra); the
+CA's certificate is written to ``ca_path``, for a client to trust. Nothing
+else trusts it, so a client that does not name it refuses the server, as TLS
+verification should. With ``client_ca`` the server asks every client for a
+certificate issued by that CA and refuses a connection without one
+(``ssl.CERT_REQUIRED``, mutual TLS).
 
 Each POST of a request gets the fake's answer: as ``application/json`` when
 the answer is the first thing the fake sends, else as an SSE stream that
@@ -21,7 +24,7 @@ import queue
 import ssl
 import threading
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Iterator, Optional, Sequence
 
 import trustme
 
@@ -44,14 +47,19 @@ def _is_answer(message: JsonDict) -> bool:
 class FakeOverHttps:
     """``fake`` (era ``"legacy"``) at ``url`` over HTTPS; trust ``ca_path`` to reach it."""
 
-    def __init__(self, fake: FakeServer, ca_dir: Path, *, timeout: float = 20.0) -> None:
+    def __init__(
+        self, fake: FakeServer, ca_dir: Path, *, timeout: float = 20.0, names: Sequence[str] = (), client_ca: Optional[trustme.CA] = None
+    ) -> None:
         if fake.era != "legacy":
             raise ValueError("the HTTPS bridge serves a legacy-era fake (handshake, SSE answers)")
         self.fake = fake
         self.timeout = timeout
         authority = trustme.CA()
         tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        authority.issue_cert("127.0.0.1").configure_cert(tls)
+        authority.issue_cert("127.0.0.1", *names).configure_cert(tls)
+        if client_ca is not None:
+            client_ca.configure_trust(tls)
+            tls.verify_mode = ssl.CERT_REQUIRED
         #: The PEM certificate of the CA that issued the server's certificate.
         self.ca_path: Path = ca_dir / "test-ca.pem"
         authority.cert_pem.write_to_path(str(self.ca_path))

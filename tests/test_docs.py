@@ -350,6 +350,26 @@ SETUPS: dict[str, Setup] = {
         "https_server.close()\n",
         replace=(('"https://mcp.example.com/mcp"', "https_server.url"), ('"/etc/ssl/company-ca.pem"', "str(https_server.ca_path)")),
     ),
+    # the docs' server over HTTPS on 127.0.0.1, asking for a client certificate from a test CA (mutual TLS), and a
+    # forwarding proxy (tests/forward_proxy.py) that alone resolves the name its URL runs with: the block's
+    # certificate paths, CA bundle and proxy become the test ones; after the block, the proxy carried the requests
+    # and deploy ran
+    "mtls_proxy": Setup(
+        "from pathlib import Path\n\nimport trustme\n\n"
+        "from tests.fake_https import FakeOverHttps\nfrom tests.forward_proxy import ForwardProxy\nfrom tests.test_docs import docs_server\n\n"
+        "_clients = trustme.CA()\n_issued = _clients.issue_cert('docs@example.com')\n"
+        "_issued.cert_chain_pems[0].write_to_path('client.crt')\n_issued.private_key_pem.write_to_path('client.key')\n"
+        "mtls_server = FakeOverHttps(docs_server(), Path.cwd(), names=('mcp.proxied.test',), client_ca=_clients)\n"
+        "mtls_proxy = ForwardProxy(hosts={'mcp.proxied.test': '127.0.0.1'})\n",
+        "assert mtls_proxy.carried('CONNECT'), 'nothing went through the proxy'\n"
+        "assert [call['name'] for call in mtls_server.fake.requests_seen('tools/call')] == ['deploy']\n"
+        "mtls_proxy.close()\nmtls_server.close()\n",
+        replace=(
+            ('"https://mcp.example.com/mcp"', "mtls_server.url.replace('127.0.0.1', 'mcp.proxied.test')"),
+            ('"/etc/ssl/mcp-client.crt"', "'client.crt'"), ('"/etc/ssl/mcp-client.key"', "'client.key'"),
+            ('"http://proxy.example.com:3128"', "mtls_proxy.url"), ('"/etc/ssl/company-ca.pem"', "str(mtls_server.ca_path)"),
+        ),
+    ),
     # a protected MCP endpoint with its authorization server on 127.0.0.1 (tests/oauth_peer.py):
     # its URL runs in place of the docs' example one; after the block, the server was reached
     "oauth_server": Setup(

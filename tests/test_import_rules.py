@@ -229,8 +229,10 @@ def test_rule_11_oauth_leans_on_the_pure_core_the_runtime_errors_and_the_http_tr
 
 
 def test_rule_12_config_reads_files_with_the_stdlib_alone() -> None:
-    assert GRAPH[P + "config"] <= {P + "_protocol", P + "_protocol.jsonc"}  # its JSONC reader, pure and stdlib-only
+    # its JSONC reader, pure and stdlib-only, and its readers of an entry's values (maps, paths, cert, proxies), stdlib-only
+    assert GRAPH[P + "config"] <= {P + "_protocol", P + "_protocol.jsonc", P + "_config_values"}
     assert GRAPH[P + "_protocol.jsonc"] == set()
+    assert GRAPH[P + "_config_values"] == set()
 
 
 def test_rule_12_the_group_opens_servers_through_the_public_client_only() -> None:

@@ -36,7 +36,7 @@ import copy
 import json
 import logging
 import threading
-from typing import TYPE_CHECKING, Any, Iterator, Optional, Union
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Union
 from urllib.parse import urljoin, urlsplit
 
 from .._protocol.oauth import OAuthRefused
@@ -135,17 +135,24 @@ class Fetcher:
 
     ``private_networks`` lifts the address and http rules of :mod:`._reach`
     for the fetchers :meth:`toward` makes (``OAuth(private_networks=True)``).
+    ``proxies`` go with every request, as ``requests`` takes them: they win
+    over the environment's (``HTTP(S)_PROXY``) for the schemes they name.
     """
 
     def __init__(
         self, *, verify: Union[bool, str] = True, timeout: float = 30.0, session: Optional["requests.Session"] = None,
-        private_networks: bool = False,
+        private_networks: bool = False, proxies: Optional[Mapping[str, Optional[str]]] = None,
     ) -> None:
+        if proxies is not None and not (
+            isinstance(proxies, Mapping) and all(isinstance(key, str) and (url is None or isinstance(url, str)) for key, url in proxies.items())
+        ):
+            raise TypeError("proxies must be a mapping of scheme to proxy URL (or None), as requests takes it")
         self.timeout = float(timeout)
         self._owned = session is None
         #: The connection pool (to share with another fetcher; it stays this one's to close).
         self.session = session if session is not None else new_session()
         self._verify: Any = None if verify is True else verify
+        self._proxies: dict[str, Optional[str]] = dict(proxies or {})
         self.private_networks = private_networks
         #: What this fetcher may reach (None: anything; the MCP server's own URL is probed so).
         self.reach: Optional[Reach] = None
@@ -208,7 +215,9 @@ class Fetcher:
         try:
             self._check(url)
             with abortable(handle), reaching(self.reach):
-                response = self.session.post(url, data=data, headers=headers, allow_redirects=False, timeout=self._timeouts(), stream=True, verify=self._verify)
+                response = self.session.post(
+                    url, data=data, headers=headers, allow_redirects=False, timeout=self._timeouts(), stream=True, verify=self._verify, proxies=self._routes()
+                )
             response.close()
             return Answer(response.status_code, dict(response.headers), None)
         except (requests.RequestException, HTTPError) as exc:  # urllib3's: a host it cannot parse (a..b)
@@ -230,7 +239,7 @@ class Fetcher:
         try:
             self._check(url)
             with abortable(handle), reaching(self.reach), _quiet_query():
-                response = self.session.get(url, allow_redirects=False, timeout=self._timeouts(), stream=True, verify=self._verify)
+                response = self.session.get(url, allow_redirects=False, timeout=self._timeouts(), stream=True, verify=self._verify, proxies=self._routes())
             try:
                 location = response.headers.get("Location")
                 if response.status_code in (301, 302, 303, 307, 308) and location:
@@ -248,6 +257,10 @@ class Fetcher:
     def _check(self, url: str) -> None:
         if self.reach is not None:
             self.reach.check_url(url)
+
+    def _routes(self) -> Any:
+        """A new dict of the proxies for one request (``requests`` adds the environment's to the dict it is given)."""
+        return dict(self._proxies)
 
     def _timeouts(self) -> tuple[float, float]:
         return (min(10.0, self.timeout), self.timeout)
@@ -285,7 +298,8 @@ class Fetcher:
                     if dpop is not None:
                         headers = {**headers, "DPoP": dpop.proof(verb, url)}
                     response = self.session.request(
-                        verb, url, headers=headers, data=data, allow_redirects=False, timeout=self._timeouts(), stream=True, verify=self._verify
+                        verb, url, headers=headers, data=data, allow_redirects=False, timeout=self._timeouts(), stream=True, verify=self._verify,
+                        proxies=self._routes(),
                     )
                     try:
                         location = response.headers.get("Location")

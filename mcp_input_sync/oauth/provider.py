@@ -123,6 +123,9 @@ class OAuth:
             used as its client id where the authorization server supports that.
         scopes: the scopes to ask for (default: as the server suggests).
         verify: TLS verification for the authorization exchanges, as ``requests`` takes it.
+        proxies: the proxies the authorization exchanges go through, as ``requests``
+            takes them (``{"https": "http://proxy.example.com:3128"}``); they win over
+            ``HTTP(S)_PROXY``. ``connect_http(proxies=...)`` does not set them: pass both.
         timeout: real seconds that one exchange with an authorization server may take.
         refresh_margin: refresh a token this many seconds before it expires.
         lock_timeout: how long a thread waits for another's login or refresh.
@@ -165,6 +168,7 @@ class OAuth:
         private_networks: bool = False,
         grant: Optional[Grant] = None,
         dpop: Optional[bool] = None,
+        proxies: Optional[Mapping[str, Optional[str]]] = None,
     ) -> None:
         if dpop is not None and not isinstance(dpop, bool):
             raise TypeError("dpop must be None, True or False")
@@ -188,7 +192,9 @@ class OAuth:
         self.store: TokenStore = store if store is not None else MemoryStore()
         self.account = account
         self.settings = flow.Settings(client_name, client_id, client_secret, client_issuer, client_metadata_url, chosen)
-        self.fetcher = Fetcher(verify=verify, timeout=timeout, session=session, private_networks=private_networks)
+        self.fetcher = Fetcher(verify=verify, timeout=timeout, session=session, private_networks=private_networks, proxies=proxies)
+        #: The proxies of the authorization exchanges (None: the environment's alone).
+        self.proxies: Optional[dict[str, Optional[str]]] = None if proxies is None else dict(proxies)
         self.refresh_margin = float(refresh_margin)
         self.lock_timeout = float(lock_timeout)
         self._entries: dict[str, _Entry] = {}
@@ -197,7 +203,7 @@ class OAuth:
             "consent": consent, "store": self.store, "account": account, "client_name": client_name, "client_id": client_id,
             "client_secret": client_secret, "client_issuer": client_issuer, "client_metadata_url": client_metadata_url,
             "scopes": scopes, "verify": verify, "timeout": timeout, "refresh_margin": refresh_margin, "lock_timeout": lock_timeout,
-            "private_networks": private_networks, "grant": grant, "dpop": dpop,
+            "private_networks": private_networks, "grant": grant, "dpop": dpop, "proxies": self.proxies,
         }
 
     def configured(self, **changes: Any) -> "OAuth":

@@ -23,10 +23,14 @@ first time a URL is used (:class:`Route`), and the request is prepared with
 Redirects are never followed here; the caller reads ``Location`` itself.
 What is read once per URL: ``Session.params``, ``proxies``, ``verify``,
 ``cert``, ``trust_env``, the environment and ``~/.netrc``; change them
-before the first request. A session whose class overrides ``request``,
-``send``, ``prepare_request``, ``merge_environment_settings`` or
-``get_adapter`` (``requests_oauthlib.OAuth2Session`` overrides ``request``,
-say) goes through ``Session.request`` as it is.
+before the first request. The transport's own ``verify``, ``cert`` and
+``proxies`` go with each request, as arguments of ``Session.request``
+would: they win over the session's, and ``proxies`` over the
+environment's (:func:`route_settings` checks them). A session whose class
+overrides ``request``, ``send``, ``prepare_request``,
+``merge_environment_settings`` or ``get_adapter``
+(``requests_oauthlib.OAuth2Session`` overrides ``request``, say) goes
+through ``Session.request`` as it is.
 
 :class:`Endpoint` sends every request of one MCP endpoint this way and
 follows a redirect only when it is a 307 or 308 within the endpoint's
@@ -42,17 +46,20 @@ pool is full" warning) and the reading of a response body as it arrives
 from __future__ import annotations
 
 import functools
+import os
 import queue
+import re
+import ssl
 import time
 from datetime import timedelta
-from typing import Any, Callable, Iterator, Mapping, Optional
+from typing import Any, Callable, Iterator, Mapping, Optional, Union
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import requests
 from requests.cookies import extract_cookies_to_jar
 from requests.hooks import dispatch_hook
 from requests.structures import CaseInsensitiveDict
-from requests.utils import get_auth_from_url, get_netrc_auth
+from requests.utils import get_auth_from_url, get_netrc_auth, select_proxy
 
 from .. import reflect
 from .._protocol.advice import say
@@ -154,37 +161,105 @@ def is_plain(session: requests.Session) -> bool:
     return all(getattr(cls, name) is getattr(requests.Session, name) for name in _OWN)
 
 
+#: A client certificate as ``requests`` takes it: the path of a PEM file holding the certificate and its key, or
+#: the paths of the certificate and of the key.
+Cert = Optional[Union[str, tuple[str, str]]]
+#: Proxies as ``requests`` takes them: scheme (or ``scheme://host``, or ``all``) -> proxy URL, None for none.
+Proxies = Optional[dict[str, Optional[str]]]
+#: A key of ``proxies``, as ``requests`` looks them up (``select_proxy``), or ``no_proxy``.
+_PROXY_KEY = re.compile(r"(?:https?|all)(?:://[^\s/@]+)?|no_proxy")
+
+
+def route_settings(cert: Any, proxies: Any, *, files: bool = False) -> tuple[Cert, Proxies]:
+    """``cert`` and ``proxies`` checked, in the forms ``requests`` takes (a path object becomes its string).
+
+    ``cert``: None, a path (``str`` or ``os.PathLike``), or a pair of paths
+    (certificate, key). ``proxies``: None or a mapping whose keys are
+    ``"http"``, ``"https"``, ``"all"`` (each may name a host:
+    ``"https://mcp.example.com"``) or ``"no_proxy"``, and whose values are
+    proxy URLs (``"http://user:password@proxy:3128"``) or None (no proxy
+    for those requests, whatever the environment says). A message never
+    shows a proxy's URL: it may hold a password. With ``files``, each file
+    ``cert`` names must exist (``connect_http`` says so before anything is
+    sent; a transport made again to reconnect is not refused for it).
+
+    Raises:
+        TypeError: a value of the wrong type; ValueError: an empty path (or,
+        with ``files``, a missing file), a key ``requests`` would never look
+        up, or a proxy URL that cannot be parsed.
+    """
+    if cert is not None:
+        pair = isinstance(cert, (tuple, list)) and len(cert) == 2
+        parts = list(cert) if pair else [cert]
+        if not all(isinstance(part, (str, os.PathLike)) for part in parts):
+            raise TypeError("cert must be a path (a PEM file with the certificate and its key) or a (certificate, key) pair of paths")
+        paths = [os.fspath(part) for part in parts]
+        if not all(isinstance(path, str) and path for path in paths):
+            raise ValueError("cert must name files: a path is empty")
+        missing = [path for path in paths if files and not os.path.isfile(path)]
+        if missing:
+            raise ValueError(f"cert names a file that does not exist: {reflect.text(missing[0], 300)!r}")
+        cert = (paths[0], paths[1]) if pair else paths[0]
+    if proxies is None:
+        return cert, None
+    if not isinstance(proxies, Mapping):
+        raise TypeError(f"proxies must be a mapping of scheme to proxy URL, as requests takes it, not {type(proxies).__name__}")
+    checked: dict[str, Optional[str]] = {}
+    for key, value in proxies.items():
+        if not isinstance(key, str) or not _PROXY_KEY.fullmatch(key):
+            shown = repr(reflect.text(key, 100)) if isinstance(key, str) and "@" not in key else "a key"  # a URL's password stays out
+            raise ValueError(f"proxies: {shown} is not a key requests looks up (http, https, all, each may add ://host; or no_proxy)")
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"proxies[{key!r}] must be a proxy URL (a string) or None, not {type(value).__name__}")
+        if value is not None and key != "no_proxy":
+            try:
+                split = urlsplit(value if "://" in value else "http://" + value)
+                split.port  # noqa: B018 - raises ValueError for a port out of range
+                host = split.hostname
+            except ValueError:
+                host = None
+            if not host:
+                raise ValueError(f"proxies[{key!r}] is not a proxy URL such as http://proxy.example.com:3128 (its value is not shown)")
+        checked[key] = value
+    return cert, checked
+
+
+def _copy(proxies: Proxies) -> dict[str, Any]:
+    """A new dict of ``proxies`` for ``requests``, which adds the environment's proxies to the dict it is given."""
+    return dict(proxies or {})
+
+
 class Route:
     """What one URL's requests share: the prepared URL, the environment's settings, the credentials found."""
 
     __slots__ = ("url", "settings", "found_auth")
 
-    def __init__(self, session: requests.Session, url: str, verify: Any) -> None:
+    def __init__(self, session: requests.Session, url: str, verify: Any, cert: Cert = None, proxies: Proxies = None) -> None:
         probe = requests.PreparedRequest()
         probe.prepare_url(url, session.params)
         assert probe.url is not None
         #: The URL as ``prepare_url`` writes it (IDNA host, quoted path, the session's params).
         self.url: str = probe.url
-        #: ``proxies``, ``stream``, ``verify``, ``cert`` as ``Session.request`` would pass them.
-        self.settings: dict[str, Any] = dict(session.merge_environment_settings(self.url, {}, True, verify, None))
+        #: ``proxies``, ``stream``, ``verify``, ``cert`` as ``Session.request`` would pass them (a copy of
+        #: ``proxies``: the environment's are added to the dict given).
+        self.settings: dict[str, Any] = dict(session.merge_environment_settings(self.url, _copy(proxies), True, verify, cert))
         #: Credentials from ``~/.netrc`` (when the session trusts the environment), else the URL's.
         netrc = get_netrc_auth(url) if session.trust_env else None
         from_url = get_auth_from_url(self.url)
         self.found_auth: Any = netrc or (from_url if any(from_url) else None)
 
 
-def proxy_for(session: requests.Session, url: str, verify: Any) -> Optional[str]:
+def proxy_for(session: requests.Session, url: str, verify: Any, proxies: Proxies = None) -> Optional[str]:
     """The origin of the proxy that carries requests to ``url`` (never its credentials), or None.
 
-    The session's ``proxies``, and the environment's (``HTTP(S)_PROXY``,
-    ``NO_PROXY``) when the session trusts it. A proxied request goes through
-    ``urllib3``'s own pools, whose connections an
+    ``proxies`` (the transport's own), then the environment's
+    (``HTTP(S)_PROXY``, ``NO_PROXY``) when the session trusts it, then the
+    session's ``proxies``, as ``Session.request`` merges them. A proxied
+    request goes through ``urllib3``'s own pools, whose connections an
     :class:`~mcp_input_sync.transports._abortable.Abort` cannot reach.
     """
-    from requests.utils import select_proxy
-
-    proxies = session.merge_environment_settings(url, {}, True, verify, None).get("proxies") or {}
-    proxy = select_proxy(url, proxies)
+    merged = session.merge_environment_settings(url, _copy(proxies), True, verify, None).get("proxies") or {}
+    proxy = select_proxy(url, merged)
     if not proxy:
         return None
     try:
@@ -233,17 +308,43 @@ class Endpoint:
     """Every request to one MCP endpoint: through :func:`send` when the session is plain, redirects
     followed only within the endpoint's origin."""
 
-    def __init__(self, session: requests.Session, url: str, origin: str, verify: Any) -> None:
+    def __init__(self, session: requests.Session, url: str, origin: str, verify: Any, cert: Cert = None, proxies: Proxies = None) -> None:
         self.session = session
         self.url = url
         self.origin = origin
         self.verify = verify
+        #: The client certificate and the proxies given to the transport (:func:`route_settings`), sent with each request.
+        self.cert = cert
+        self.proxies = proxies
         #: The session sends as requests.Session does: requests go out through :func:`send`.
         self.plain = is_plain(session)
         #: URL -> what its requests share, worked out on first use.
         self.routes: dict[str, Route] = {}
         #: The origin of the proxy that carries the requests (:func:`proxy_for`), as the environment says now; None: none.
-        self.proxy = proxy_for(session, url, verify)
+        self.proxy = proxy_for(session, url, verify, proxies)
+        named = select_proxy(url, _copy(proxies)) is not None
+        #: What an error says of the proxy, when one carries the requests: where it was named.
+        self.via = "" if self.proxy is None else f" through the proxy {self.proxy} " + (
+            "(the proxies option)" if named else "(HTTP_PROXY or HTTPS_PROXY; NO_PROXY names hosts reached directly)")
+
+    def unreachable(self, shown_url: str, exc: BaseException) -> str:
+        """Why a request did not reach the server: the proxy it went through (never its credentials), the
+        innermost cause, and for a TLS handshake that failed otherwise than on the server's certificate, the
+        client certificate's part in it."""
+        from ._abortable import why_unreachable
+
+        causes: list[BaseException] = []
+        inner: Optional[BaseException] = exc
+        while inner is not None and all(inner is not seen for seen in causes):
+            causes.append(inner)
+            reason = getattr(inner, "reason", None)
+            inner = reason if isinstance(reason, BaseException) else next((a for a in inner.args if isinstance(a, BaseException)), None)
+        hint = ""
+        if any(isinstance(c, ssl.SSLError) for c in causes) and not any(isinstance(c, ssl.SSLCertVerificationError) for c in causes):
+            hint = ("; the TLS handshake failed: a server that asks for a client certificate (mutual TLS) ends it so when the client "
+                    "has none (cert=)") if self.cert is None else ("; the TLS handshake failed: the server may have refused the "
+                    "client certificate (cert=), or its files may not hold a usable certificate and key")
+        return f"cannot reach {shown_url}{self.via}: {reflect.text(why_unreachable(exc), 300)}{hint}"
 
     def request(
         self, verb: str, headers: Mapping[str, str], data: Optional[bytes], timeouts: tuple[float, float],
@@ -280,14 +381,14 @@ class Endpoint:
             if self.plain:  # the same request, without the per-request work that gives the same answer
                 route = self.routes.get(url)
                 if route is None:
-                    route = self.routes[url] = Route(session, url, self.verify)
+                    route = self.routes[url] = Route(session, url, self.verify, self.cert, self.proxies)
                 response = hold_location(send(session, route, verb, headers, data, timeouts))
             else:
                 # a request's hooks replace the session's: the session's go first, as on the other path
                 hooks = [*session.hooks.get("response", ()), hold_location]
                 response = session.request(
-                    verb, url, data=data, headers=headers, timeout=timeouts, stream=True, verify=self.verify,
-                    allow_redirects=False, hooks={"response": hooks},
+                    verb, url, data=data, headers=headers, timeout=timeouts, stream=True, verify=self.verify, cert=self.cert,
+                    proxies=_copy(self.proxies), allow_redirects=False, hooks={"response": hooks},
                 )
             if not held:
                 return response

@@ -113,14 +113,19 @@ class HttpTransport(Transport):
         session: Optional["requests.Session"] = None,
         request_threads: bool = True,
         pool_size: int = 64,
+        cert: Any = None,
+        proxies: Optional[Mapping[str, Optional[str]]] = None,
     ) -> None:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"not an http(s) URL: {url!r}")
+        from ._send import Endpoint, pooled_session, route_settings
+
+        cert, checked = route_settings(cert, proxies)  # a client certificate, and proxies that win over HTTP(S)_PROXY
         #: What :meth:`fresh` builds again from (the caller's session, if any, is reused).
         self._settings: dict[str, Any] = dict(
             headers=headers, auth=auth, verify=verify, connect_timeout=connect_timeout, read_timeout=read_timeout,
-            session=session, request_threads=request_threads, pool_size=pool_size,
+            session=session, request_threads=request_threads, pool_size=pool_size, cert=cert, proxies=checked,
         )
         self.url = url
         #: What the client remembers the endpoint's era by, this process (docs/reference.md#era-detection).
@@ -130,8 +135,6 @@ class HttpTransport(Transport):
         #: The server's origin (``scheme://host[:port]``), for URL elicitation checks.
         self.origin = origin_of(url)
         self.default_server_id = self.origin
-        from ._send import Endpoint, pooled_session
-
         # pool_size sizes the session the transport makes; a session of the caller's keeps its own adapters
         self._session = pooled_session(pool_size) if session is None else session
         #: The transport made its session, whose requests can be aborted: a request may be posted
@@ -142,7 +145,7 @@ class HttpTransport(Transport):
         #: REQUESTS_CA_BUNDLE, which requests would otherwise let win, cannot override it.
         self._verify: Any = None if verify is True else verify
         #: Every request goes out through it: what a URL's requests share, redirects (_send.py).
-        self._endpoint = Endpoint(self._session, url, self.origin, self._verify)
+        self._endpoint = Endpoint(self._session, url, self.origin, self._verify, cert, checked)
         #: No proxy carries the requests (HTTP(S)_PROXY): their connections are the transport's to abort.
         self._direct = self._own_session and self._endpoint.proxy is None
         #: An OAuth provider, which sets the Authorization header of every request itself.
@@ -431,12 +434,12 @@ class HttpTransport(Transport):
         """The one place ``requests`` errors become transport errors; ``handle`` can abort the POST alone.
 
         ``urllib3`` errors that ``requests`` lets through (``LocationParseError``
-        for a host it cannot parse, such as ``a..b``) are failures to reach too.
+        for a host it cannot parse, such as ``a..b``) are failures to reach too,
+        as is the ``OSError`` of a ``cert`` or ``verify`` file ``requests`` cannot find.
         """
-        import requests
         from urllib3.exceptions import HTTPError
 
-        from ._abortable import abortable, never_connected, why_unreachable
+        from ._abortable import abortable, never_connected
 
         sent: list[dict[str, str]] = []  # the headers of each request sent for this attempt
 
@@ -452,10 +455,10 @@ class HttpTransport(Transport):
                     response = self._endpoint.request(
                         "POST", sent[0], data, self._timeouts if handle is None else handle.bound(self._timeouts), again
                     )
-            except (requests.RequestException, HTTPError) as exc:
-                proxy = self._endpoint.proxy  # a stale HTTP(S)_PROXY is a common cause: name it
-                via = f" through the proxy {proxy} (HTTP_PROXY or HTTPS_PROXY; NO_PROXY names hosts reached directly)" if proxy else ""
-                closed = TransportClosed(f"cannot reach {self.shown_url}{via}: {reflect.text(why_unreachable(exc), 300)}")
+            except TransportClosed:
+                raise  # a redirect refused (_send.RedirectRefused): an OSError as well, but no failure to reach
+            except (OSError, HTTPError) as exc:  # requests' errors are OSErrors, as is a cert or CA file it cannot find
+                closed = TransportClosed(self._endpoint.unreachable(self.shown_url, exc))  # the proxy named: a stale HTTP(S)_PROXY is common
                 if never_connected(exc):  # the request never left: safe to send again (docs/http.md#reconnect-and-retry)
                     closed.check = UNREACHABLE
                 raise closed from exc
@@ -627,12 +630,11 @@ class HttpTransport(Transport):
         self._lost(stream.request_id, error or TransportClosed("the response stream ended before the response"))
 
     def _resume(self, previous: Stream, last_event_id: str, attempt: int) -> bool:
-        import requests
         from urllib3.exceptions import HTTPError
 
         try:
             response = self._endpoint.request("GET", self._stream_headers(last_event_id), None, self._timeouts, partial(self._stream_headers, last_event_id))
-        except (requests.RequestException, HTTPError, TransportClosed) as exc:
+        except (OSError, HTTPError, TransportClosed) as exc:  # requests' errors are OSErrors
             log.debug("mcp_input_sync: the response stream was not resumed: %s", exc)
             return False
         if response.status_code != 200:
@@ -651,21 +653,15 @@ class HttpTransport(Transport):
 
     def _open_get_stream(self) -> None:
         """Legacy: the GET stream for server messages tied to no call (405 is fine)."""
-        import requests
         from urllib3.exceptions import HTTPError
 
         if self._modern or self._closing:
             return
         try:
             response = self._endpoint.request("GET", self._stream_headers(), None, self._timeouts, partial(self._stream_headers, None))
-        except TransportClosed as exc:
-            if exc.check == "redirect":  # a redirect refused (_send.RedirectRefused)
-                log.warning("mcp_input_sync: GET stream not opened: %s", exc)
-            else:
-                log.debug("mcp_input_sync: GET stream not opened: %s", exc)
-            return
-        except (requests.RequestException, HTTPError) as exc:
-            log.debug("mcp_input_sync: GET stream not opened: %s", exc)
+        except (OSError, HTTPError, TransportClosed) as exc:  # requests' errors are OSErrors
+            refused = isinstance(exc, TransportClosed) and exc.check == "redirect"  # a redirect refused (_send.RedirectRefused)
+            (log.warning if refused else log.debug)("mcp_input_sync: GET stream not opened: %s", exc)
             return
         kind = response.headers.get("Content-Type", "").split(";")[0].strip().lower()
         if response.status_code != 200 or kind != "text/event-stream":

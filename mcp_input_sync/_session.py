@@ -337,9 +337,10 @@ class Session:
         if tracing is not None and (tracing.found or LOADED in sys.modules):  # telemetry: the request's span, in _meta
             call.traced, params = tracing.client(method, params, request_id)
         if not self.calls.add(call):
+            error = self.not_sent_error(method)
             if call.traced is not None:
-                call.traced.finish("closed")
-            raise self.closed_error()
+                call.traced.finish(error.kind)
+            raise error
         deadline: Optional[float] = None
         if waits and self._deadlines:
             now = _clock.monotonic()
@@ -613,6 +614,12 @@ class Session:
         # a WARNING when no caller hears of it; the callers whose calls failed get it as their error
         log.log(logging.INFO if failed else logging.WARNING, "mcp_input_sync: %s (server %s)%s", why, self.server_id, last_words(status, ""))
         self._on_broken()
+
+    def not_sent_error(self, method: str) -> ClientError:
+        """Why a request could not be sent: ``transport`` when the connection broke (the client may connect
+        again, and the server never saw it), else :meth:`closed_error`."""
+        why = self.ended_why
+        return self.closed_error() if why is None else ClientError("transport", f"{method} was not sent: {why}")
 
     def closed_error(self) -> ClientError:
         """``ClientError(kind="closed")``, saying why when the connection broke (not a close())."""

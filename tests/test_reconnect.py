@@ -164,6 +164,44 @@ def test_a_call_in_flight_when_the_server_dies_fails_and_is_never_sent_again() -
     assert methods(transport.sent).count("initialize") == 2
 
 
+class Holds(logging.Handler):
+    """Holds the reader thread inside the log record ``words`` begins, so a test can act while it waits there."""
+
+    def __init__(self, words: str) -> None:
+        super().__init__(logging.INFO)
+        self.words, self.inside, self.go_on = words, threading.Event(), threading.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.words in record.getMessage() and not self.inside.is_set():
+            self.inside.set()
+            self.go_on.wait(WAIT)
+
+
+def test_a_call_made_as_the_server_dies_fails_with_transport_not_closed() -> None:
+    """Found by the soak (benchmarks/soak.py): the calls a thread made between the server's end and the
+    client's BROKEN state raised ``closed``, which says the client is gone, though it connects again."""
+    transport = Sent(SDK_SERVER)
+    holds = Holds("the server closed the connection")
+    logger = logging.getLogger("mcp_input_sync")
+    level = logger.level
+    with mis.Client(transport, reconnect=True) as client:
+        logger.addHandler(holds)
+        logger.setLevel(logging.INFO)
+        try:
+            kill(transport)
+            assert holds.inside.wait(WAIT)  # the reader failed the calls in flight and logs it; the state is not BROKEN yet
+            with pytest.raises(mis.ClientError) as caught:
+                client.call_tool("echo", {"text": "x"})
+        finally:
+            holds.go_on.set()
+            logger.removeHandler(holds)
+            logger.setLevel(level)
+        assert caught.value.kind == "transport" and "was not sent" in str(caught.value) and "killed by signal" in str(caught.value)
+        wait_state(client, mis.ClientState.BROKEN)
+        assert client.call_tool("echo", {"text": "again"})["content"][0]["text"] == "again"
+    assert [m["params"]["arguments"]["text"] for m in transport.sent if m.get("method") == "tools/call"] == ["again"]
+
+
 def test_every_attempt_failing_names_the_attempts_and_the_last_cause(tmp_path: Path) -> None:
     flag = tmp_path / "broken"
     wrapper = tmp_path / "server.py"

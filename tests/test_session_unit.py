@@ -685,9 +685,9 @@ def test_the_end_of_the_connection_fails_every_call_with_the_servers_last_words(
         failure = outcome(session, call)
         assert (failure.kind, failure.message, failure.data) == ("transport", f"{call.method} failed: {why}{words}", {"exit_status": 3})
     assert life.broken == 1
-    with pytest.raises(ClientError) as caught:
+    with pytest.raises(ClientError) as caught:  # made as the connection ended: it broke, the client is not closed
         session.start("ping", None, is_call=False, clock=clock())
-    assert caught.value.kind == "closed"
+    assert (caught.value.kind, caught.value.message) == ("transport", f"ping was not sent: {why}{words}")
 
 
 def test_the_end_of_the_connection_after_close_changes_nothing() -> None:

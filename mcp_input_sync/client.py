@@ -392,6 +392,11 @@ class Client(CallsAPI, SurfaceAPI):
 
     def _ensure_open(self) -> EraEngine:
         state = self._state
+        if state is ClientState.OPEN and self._reconnect is not None and self._session.ended_why is not None:
+            with self._state_lock:  # the stdio server ended; the reader failed the calls but has not marked it broken yet
+                ended = self._generation if self._session.ended_why is not None else 0
+            self._broken(ended)  # so this call does, and connects again, as it would a moment later
+            state = self._state
         if state is ClientState.OPEN:
             if os.getpid() != self._pid:
                 self._check_pid()

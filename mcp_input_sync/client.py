@@ -171,14 +171,11 @@ class Client(CallsAPI, SurfaceAPI):
         return core
 
     def _cache_identity(self) -> tuple[str, str]:
-        return self._transport.cache_identity()
+        return self._transport.cache_identity()  # the transport of the connection now (a reconnect makes a new one)
 
     def _trace_attributes(self) -> dict[str, Any]:
-        found = self._transport.trace_attributes()
-        version = self.protocol_version
-        if version is not None:
-            found["mcp.protocol.version"] = version
-        return found
+        found, version = self._transport.trace_attributes(), self.protocol_version
+        return found if version is None else {**found, "mcp.protocol.version": version}
 
     @property
     def server_extensions(self) -> dict[str, JsonDict]:

@@ -344,36 +344,29 @@ def _reconnect(value: Any) -> "Optional[Reconnect | bool]":
     raise TypeError("reconnect must be True, False, None (the transport's default) or a Reconnect(...)")
 
 
-def _retry(value: Any) -> Optional[Retry]:
+def _switched(name: str, value: Any, kind: type, made: Any, also: str = "") -> Any:
+    """An option that is on (``True``: ``made()``), off (``False``), or spelled out as a ``kind``."""
     if value is True:
-        return Retry()
-    if value is False:
+        return made()
+    if value is False or (value is None and name != "retry"):
         return None
-    if isinstance(value, Retry):
+    if isinstance(value, kind):
         return value
-    raise TypeError("retry must be True, False or a Retry(...)")
+    raise TypeError(f"{name} must be True, False{also} or a {kind.__name__}(...)")
+
+
+def _retry(value: Any) -> Optional[Retry]:
+    return _switched("retry", value, Retry, Retry)  # type: ignore[no-any-return]
 
 
 def _cache(value: Any) -> Optional[Cache]:
-    if value is True:
-        return Cache()
-    if value is False or value is None:
-        return None
-    if isinstance(value, Cache):
-        return value
-    if isinstance(value, CacheStore):
+    if isinstance(value, CacheStore) and not isinstance(value, Cache):
         return Cache(value)
-    raise TypeError("cache must be True, False, a store with get, set and delete, or a Cache(...)")
+    return _switched("cache", value, Cache, Cache, ", a store with get, set and delete,")  # type: ignore[no-any-return]
 
 
 def _telemetry(value: Any) -> Optional[Telemetry]:
-    if value is True:
-        return Telemetry()
-    if value is False or value is None:
-        return None
-    if isinstance(value, Telemetry):
-        return value
-    raise TypeError("telemetry must be True, False or a Telemetry(...)")
+    return _switched("telemetry", value, Telemetry, Telemetry)  # type: ignore[no-any-return]
 
 
 def reconnect_policy(value: "Optional[Reconnect | bool]", by_default: bool) -> Optional[Reconnect]:
